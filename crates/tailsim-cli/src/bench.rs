@@ -1,0 +1,102 @@
+//! `tailsim bench`: fixed scenarios, each run in its own child process so that peak memory is its own.
+
+use std::path::Path;
+use std::process::Command;
+
+/// (name, description, experiment TOML, default simulated time)
+const SCENARIOS: &[(&str, &str, &str, &str)] = &[
+    (
+        "pfabric-websearch-dctcp",
+        "pfabric-144, web search, DCTCP (K = 22.5KB, 225KB buffers), load 0.6, ECMP",
+        r#"
+seed = 1
+[topology]
+preset = "pfabric-144"
+[switch]
+buffer = "225KB"
+ecn_threshold = "22.5KB"
+[transport]
+kind = "dctcp"
+init_cwnd = 12
+min_rto = "200us"
+[[workload]]
+kind = "poisson"
+cdf = "websearch"
+load = 0.6
+until = "1s"
+"#,
+        "20ms",
+    ),
+    (
+        "fattree128-perm-100g",
+        "k = 8 fat tree (128 hosts, 100 Gbps, 1 us links), permutation of 2 MB flows, TCP, 1500 B packets (htsim's comparison setup)",
+        r#"
+seed = 1
+[topology]
+kind = "fat-tree"
+k = 8
+rate = "100Gbps"
+delay = "1us"
+[switch]
+buffer = "1MB"
+[transport]
+kind = "tcp"
+init_cwnd = 10
+min_rto = "1ms"
+[[workload]]
+kind = "permutation"
+size = "2MB"
+"#,
+        "100ms",
+    ),
+];
+
+pub fn main(only: Option<String>, list: bool, time: Option<String>, in_process: bool) -> Result<(), String> {
+    if list {
+        for (n, d, _, t) in SCENARIOS {
+            println!("{n:<28} {d} (default {t} simulated)");
+        }
+        return Ok(());
+    }
+    let chosen: Vec<_> = SCENARIOS.iter().filter(|s| only.as_deref().map_or(true, |o| o == s.0)).collect();
+    if chosen.is_empty() {
+        return Err(format!("no scenario \"{}\"; see --list", only.unwrap_or_default()));
+    }
+    if !in_process {
+        println!(
+            "{:<28} {:>9} {:>8} {:>12} {:>10} {:>13} {:>12} {:>9}",
+            "scenario", "sim s", "wall s", "events", "M ev/s", "M pkt-hops/s", "wall/sim s", "peak MB"
+        );
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        for s in chosen {
+            let mut cmd = Command::new(&exe);
+            cmd.args(["bench", "--in-process", "--scenario", s.0]);
+            if let Some(t) = &time {
+                cmd.args(["--time", t]);
+            }
+            let out = cmd.output().map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+            if !out.status.success() {
+                return Err(format!("scenario {} failed: {}", s.0, String::from_utf8_lossy(&out.stderr)));
+            }
+            print!("{}", String::from_utf8_lossy(&out.stdout));
+        }
+        return Ok(());
+    }
+    for (name, _, toml, default_time) in chosen {
+        let t = time.clone().unwrap_or_else(|| default_time.to_string());
+        let mut exp = tailsim::load_str(toml, name, Path::new("."), &[format!("stop.time=\"{t}\"")]).map_err(|e| e.to_string())?;
+        let s = exp.run(&mut |_| {})?;
+        println!(
+            "{:<28} {:>9.4} {:>8.2} {:>12} {:>10.2} {:>13.2} {:>12.1} {:>9.1}",
+            name,
+            s.simulated_seconds,
+            s.wall_seconds,
+            s.events,
+            s.events_per_second / 1e6,
+            s.packet_hops_per_second / 1e6,
+            s.wall_seconds / s.simulated_seconds.max(1e-12),
+            s.peak_memory_bytes.unwrap_or(0) as f64 / 1e6
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,474 @@
+//! From a parsed config to a ready-to-run `Experiment`: defaults, validation of every value that the schema
+//! cannot check by type, and construction of the network, transport and generators.
+
+use super::schema::*;
+use super::{ConfigError, KeyPath, Source};
+use crate::engine::Rng;
+use crate::metrics::Framing;
+use crate::net::queue::CLASSES;
+use crate::net::topology::{FatTree, LeafSpine, LinkSpec, SwitchSpec, Tier, TopologySpec};
+use crate::net::{BufferPolicy, LoadBalance, NetParams, Network};
+use crate::sim::{Fault, StopAt, World};
+use crate::traffic::{Generator, Pattern, Sizes};
+use crate::transport::tcp::{CongestionControl, Tcp, TcpConfig};
+use crate::transport::Transport;
+use crate::units::{BitsPerSec, NodeId, Time};
+use std::path::Path;
+use std::sync::Arc;
+use tailsim_workload::{CdfOptions, Interp, SizeCdf};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    Parquet,
+    Csv,
+}
+
+/// A built experiment: the world ready to run, plus how to stop and what to write.
+pub struct Experiment {
+    pub name: String,
+    pub seed: u64,
+    pub world: World,
+    pub stop: StopAt,
+    pub out_dir: Option<String>,
+    pub format: OutputFormat,
+    pub buckets: Vec<u64>,
+    pub warmup: Time,
+    /// The fully resolved configuration (preset and overrides applied), echoed into summary.json.
+    pub resolved: toml::Table,
+}
+
+type R<T> = Result<T, ConfigError>;
+
+struct Ctx<'a> {
+    src: &'a Source,
+}
+
+impl Ctx<'_> {
+    fn err(&self, key: &str, msg: impl Into<String>) -> ConfigError {
+        self.src.error(&KeyPath::parse(key), msg)
+    }
+    fn need<T: Clone>(&self, v: &Option<T>, key: &str, what: &str) -> R<T> {
+        v.clone().ok_or_else(|| self.err(key, format!("missing: expected {what}")))
+    }
+    fn path(&self, p: &str) -> std::path::PathBuf {
+        let p = Path::new(p);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.src.base_dir.join(p)
+        }
+    }
+}
+
+fn topology(c: &Ctx, t: &TopologyCfg, switch_delay: Option<Time>) -> R<TopologySpec> {
+    let kind = c.need(&t.kind, "topology.kind", "\"leaf-spine\", \"fat-tree\", \"htsim\" or \"file\" (or a preset)")?;
+    let sd = switch_delay.unwrap_or(Time::ZERO);
+    let positive = |v: u32, key: &str| if v == 0 { Err(c.err(key, "must be at least 1")) } else { Ok(v) };
+    match kind.as_str() {
+        "leaf-spine" => Ok(LeafSpine {
+            leaves: positive(c.need(&t.leaves, "topology.leaves", "a number of leaf switches")?, "topology.leaves")?,
+            spines: positive(c.need(&t.spines, "topology.spines", "a number of spine switches")?, "topology.spines")?,
+            hosts_per_leaf: positive(c.need(&t.hosts_per_leaf, "topology.hosts_per_leaf", "hosts under each leaf")?, "topology.hosts_per_leaf")?,
+            edge_rate: c.need(&t.edge_rate, "topology.edge_rate", "the host link rate, e.g. \"10Gbps\"")?.0,
+            core_rate: c.need(&t.core_rate, "topology.core_rate", "the leaf–spine link rate, e.g. \"40Gbps\"")?.0,
+            edge_delay: t.edge_delay.map_or(Time::ZERO, |d| d.0),
+            core_delay: t.core_delay.map_or(Time::ZERO, |d| d.0),
+            switch_delay: sd,
+        }
+        .spec()),
+        "fat-tree" => {
+            let k = c.need(&t.k, "topology.k", "an even switch radix k")?;
+            if k < 2 || k % 2 == 1 {
+                return Err(c.err("topology.k", format!("must be an even number ≥ 2, found {k}")));
+            }
+            let rate = c.need(&t.rate, "topology.rate", "the link rate, e.g. \"100Gbps\"")?.0;
+            FatTree::k_ary(k, rate, t.delay.map_or(Time::ZERO, |d| d.0), sd).spec().map_err(|m| c.err("topology", m))
+        }
+        "htsim" => {
+            let p = c.need(&t.path, "topology.path", "the path of an htsim .topo file")?;
+            let text = std::fs::read_to_string(c.path(&p)).map_err(|e| c.err("topology.path", format!("cannot read {p}: {e}")))?;
+            let topo = tailsim_workload::parse_topo(&text, &p).map_err(|e| c.err("topology.path", e.to_string()))?;
+            let shape = topo.fat_tree_shape().map_err(|e| c.err("topology.path", e.to_string()))?;
+            let tier = |i: usize| {
+                let t = &topo.tier[i];
+                Tier {
+                    down_rate: BitsPerSec((t.downlink_gbps * 1e9).round() as u64),
+                    down_delay: Time::ns(t.downlink_latency_ns),
+                    switch_delay: switch_delay.unwrap_or(Time::ns(t.switch_latency_ns)),
+                }
+            };
+            FatTree {
+                pods: shape.pods,
+                hosts_per_edge: shape.hosts_per_edge,
+                edges_per_pod: shape.edges_per_pod,
+                aggs_per_pod: shape.aggs_per_pod,
+                cores: shape.cores,
+                tiers: [tier(0), tier(1), tier(2)],
+            }
+            .spec()
+            .map_err(|m| c.err("topology.path", m))
+        }
+        "file" => {
+            let p = c.need(&t.path, "topology.path", "the path of a topology file")?;
+            topology_file(&c.path(&p), sd).map_err(|m| c.err("topology.path", m))
+        }
+        other => Err(c.err("topology.kind", format!("unknown kind \"{other}\"; expected \"leaf-spine\", \"fat-tree\", \"htsim\" or \"file\""))),
+    }
+}
+
+/// A topology file (TOML): `hosts = N`, `[[switch]] name, delay`, `[[link]] a, b, rate, delay`; link ends are
+/// host numbers ("h3" or "3") or switch names.
+fn topology_file(path: &Path, default_delay: Time) -> Result<TopologySpec, String> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct File {
+        hosts: u32,
+        #[serde(default)]
+        switch: Vec<Sw>,
+        link: Vec<Ln>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Sw {
+        name: String,
+        delay: Option<super::units::Duration>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Ln {
+        a: String,
+        b: String,
+        rate: super::units::Rate,
+        delay: Option<super::units::Duration>,
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let f: File = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut spec = TopologySpec { hosts: f.hosts, ..Default::default() };
+    for s in &f.switch {
+        spec.switches.push(SwitchSpec { name: s.name.clone(), delay: s.delay.map_or(default_delay, |d| d.0) });
+    }
+    for l in &f.link {
+        let a = node_by_name(&spec, &l.a).ok_or_else(|| format!("{}: link end \"{}\" is not a host or switch", path.display(), l.a))?;
+        let b = node_by_name(&spec, &l.b).ok_or_else(|| format!("{}: link end \"{}\" is not a host or switch", path.display(), l.b))?;
+        spec.links.push(LinkSpec { a, b, rate: l.rate.0, delay: l.delay.map_or(Time::ZERO, |d| d.0) });
+    }
+    Ok(spec)
+}
+
+fn node_by_name(spec: &TopologySpec, name: &str) -> Option<NodeId> {
+    let num = name.strip_prefix('h').unwrap_or(name);
+    if let Ok(h) = num.parse::<u32>() {
+        return (h < spec.hosts).then_some(NodeId(h));
+    }
+    spec.switches.iter().position(|s| s.name == name).map(|i| NodeId(spec.hosts + i as u32))
+}
+
+fn sizes(c: &Ctx, w: &WorkloadCfg, key: &str) -> R<Sizes> {
+    match (&w.cdf, &w.size) {
+        (Some(_), Some(_)) => Err(c.err(&format!("{key}.size"), "give either `cdf` or `size`, not both")),
+        (None, None) => Err(c.err(key, "missing: expected `cdf` (a distribution) or `size` (a fixed flow size)")),
+        (None, Some(s)) if s.0 == 0 => Err(c.err(&format!("{key}.size"), "a flow must have at least 1 byte")),
+        (None, Some(s)) => Ok(Sizes::Fixed(s.0)),
+        (Some(name), None) => {
+            let interp = match w.cdf_interp.as_deref() {
+                None => None,
+                Some("step") => Some(Interp::Step),
+                Some("linear") => Some(Interp::Linear),
+                Some(o) => return Err(c.err(&format!("{key}.cdf_interp"), format!("expected \"step\" or \"linear\", found \"{o}\""))),
+            };
+            let opts = CdfOptions { interp, unit_bytes: w.cdf_unit_bytes };
+            let cdf = if SizeCdf::builtin_names().contains(&name.as_str()) && interp.is_none() && w.cdf_unit_bytes.is_none() {
+                SizeCdf::builtin(name)
+            } else if SizeCdf::builtin_names().contains(&name.as_str()) {
+                return Err(c.err(&format!("{key}.cdf"), "a built-in CDF has its own sampling rule; copy the file to change it"));
+            } else {
+                let p = c.path(name);
+                if !p.exists() {
+                    return Err(c.err(
+                        &format!("{key}.cdf"),
+                        format!("\"{name}\" is neither a built-in CDF ({}) nor an existing file", SizeCdf::builtin_names().join(", ")),
+                    ));
+                }
+                SizeCdf::from_file(&p, opts)
+            }
+            .map_err(|e| c.err(&format!("{key}.cdf"), e.to_string()))?;
+            Ok(Sizes::Cdf(Arc::new(cdf)))
+        }
+    }
+}
+
+fn generator(c: &Ctx, w: &WorkloadCfg, i: usize, seed: u64, hosts: u32, host_rate: BitsPerSec, fr: Framing) -> R<Generator> {
+    let key = format!("workload[{i}]");
+    let k = |f: &str| format!("{key}.{f}");
+    let kind = c.need(&w.kind, &k("kind"), "\"poisson\", \"incast\", \"permutation\" or \"trace\"")?;
+    let start = w.start.map_or(Time::ZERO, |d| d.0);
+    if hosts < 2 {
+        return Err(c.err(&key, "a workload needs at least two hosts"));
+    }
+    let check_host = |h: u32, f: &str| if h >= hosts { Err(c.err(&k(f), format!("host {h} does not exist (the topology has {hosts})"))) } else { Ok(h) };
+    match kind.as_str() {
+        "poisson" => {
+            let load = c.need(&w.load, &k("load"), "the offered load, a fraction of host link capacity in (0, 1)")?;
+            if !(load > 0.0 && load < 1.0) {
+                return Err(c.err(&k("load"), format!("must be in (0, 1), found {load}")));
+            }
+            if w.flows.is_none() && w.until.is_none() {
+                return Err(c.err(&key, "missing: give `flows` (a number of flows) or `until` (when arrivals stop)"));
+            }
+            let sizes = sizes(c, w, &key)?;
+            let (mean_s, mean_pkts) = sizes.means(fr.mss);
+            let wire = mean_s + mean_pkts * (fr.header + fr.wire_overhead) as f64;
+            let per_host_per_ps = load * host_rate.0 as f64 / (8.0 * wire) * 1e-12;
+            let pattern = match w.pattern.as_deref().unwrap_or("all-to-all") {
+                "all-to-all" => Pattern::AllToAll,
+                "permutation" => Pattern::Permutation(Generator::derangement(hosts, &mut Rng::new(seed, "workload-permutation", i as u64))),
+                o => return Err(c.err(&k("pattern"), format!("expected \"all-to-all\" or \"permutation\", found \"{o}\""))),
+            };
+            let mut gap_rng = Rng::new(seed, "workload-gaps", i as u64);
+            let mean_gap_ps = 1.0 / (per_host_per_ps * hosts as f64);
+            let first = start.0 as f64 + gap_rng.exp(mean_gap_ps);
+            Ok(Generator::Poisson {
+                hosts,
+                pattern,
+                sizes,
+                mean_gap_ps,
+                next_at: first,
+                remaining: w.flows,
+                until: w.until.map(|d| d.0),
+                gap_rng,
+                size_rng: Rng::new(seed, "workload-sizes", i as u64),
+                pair_rng: Rng::new(seed, "workload-pairs", i as u64),
+            })
+        }
+        "incast" => {
+            let senders = c.need(&w.senders, &k("senders"), "the number of senders")?;
+            if senders == 0 || senders >= hosts {
+                return Err(c.err(&k("senders"), format!("must be between 1 and {} (hosts − 1)", hosts - 1)));
+            }
+            let dst = w.dst.map(|d| check_host(d, "dst")).transpose()?;
+            let count = w.count.unwrap_or(1);
+            let interval = w.interval.map(|d| d.0).unwrap_or(Time::ZERO);
+            if count > 1 && interval == Time::ZERO {
+                return Err(c.err(&k("interval"), "missing: repeated incasts need an interval"));
+            }
+            Ok(Generator::Incast {
+                hosts,
+                senders,
+                dst,
+                sizes: sizes(c, w, &key)?,
+                next_at: start,
+                interval,
+                remaining: count,
+                rng: Rng::new(seed, "workload-incast", i as u64),
+                size_rng: Rng::new(seed, "workload-sizes", i as u64),
+            })
+        }
+        "permutation" => {
+            let Sizes::Fixed(size) = sizes(c, w, &key)? else {
+                return Err(c.err(&k("cdf"), "a permutation round needs a fixed `size`"));
+            };
+            let perm = Generator::derangement(hosts, &mut Rng::new(seed, "workload-permutation", i as u64));
+            let flows = perm
+                .iter()
+                .enumerate()
+                .map(|(s, &d)| tailsim_workload::TraceFlow { id: None, src: s as u32, dst: d, size_bytes: size, start_ps: start.0 })
+                .collect();
+            Ok(Generator::List { flows, next: 0 })
+        }
+        "trace" => {
+            let p = c.need(&w.path, &k("path"), "a flow trace (.csv, htsim .cm or .flows)")?;
+            let mut flows = tailsim_workload::read_trace(&c.path(&p)).map_err(|e| c.err(&k("path"), e.to_string()))?;
+            for (j, f) in flows.iter_mut().enumerate() {
+                if f.src >= hosts || f.dst >= hosts {
+                    return Err(c.err(&k("path"), format!("flow {} (entry {}) uses host {} but the topology has {hosts} hosts", f.id.unwrap_or(j as u64), j + 1, f.src.max(f.dst))));
+                }
+                f.start_ps += start.0;
+            }
+            flows.sort_by_key(|f| f.start_ps); // stable: file order among equal starts
+            Ok(Generator::List { flows, next: 0 })
+        }
+        o => Err(c.err(&k("kind"), format!("unknown kind \"{o}\"; expected \"poisson\", \"incast\", \"permutation\" or \"trace\""))),
+    }
+}
+
+fn transport(c: &Ctx, t: &TransportCfg, fr: Framing, ack: u32) -> R<Transport> {
+    let kind = t.kind.clone().unwrap_or_else(|| "tcp".into());
+    let cc = match kind.as_str() {
+        "tcp" => CongestionControl::NewReno,
+        "dctcp" => {
+            let g = t.dctcp_g.unwrap_or(1.0 / 16.0);
+            let a = t.dctcp_alpha_init.unwrap_or(1.0);
+            if !(g > 0.0 && g <= 1.0) {
+                return Err(c.err("transport.dctcp_g", format!("must be in (0, 1], found {g}")));
+            }
+            if !(0.0..=1.0).contains(&a) {
+                return Err(c.err("transport.dctcp_alpha_init", format!("must be in [0, 1], found {a}")));
+            }
+            CongestionControl::Dctcp { g, alpha_init: a }
+        }
+        o => return Err(c.err("transport.kind", format!("unknown transport \"{o}\"; expected \"tcp\" or \"dctcp\""))),
+    };
+    let class = t.class.unwrap_or(0);
+    if class as usize >= CLASSES {
+        return Err(c.err("transport.class", format!("must be 0–7, found {class}")));
+    }
+    let init_cwnd = t.init_cwnd.unwrap_or(10);
+    if init_cwnd == 0 {
+        return Err(c.err("transport.init_cwnd", "must be at least 1 segment"));
+    }
+    let min_rto = t.min_rto.map_or(Time::us(200), |d| d.0);
+    let max_rto = t.max_rto.map_or(Time::ms(1000), |d| d.0);
+    if min_rto == Time::ZERO || max_rto < min_rto {
+        return Err(c.err("transport.min_rto", "need 0 < min_rto ≤ max_rto"));
+    }
+    let delayed_ack = t.delayed_ack.unwrap_or(1);
+    if delayed_ack == 0 {
+        return Err(c.err("transport.delayed_ack", "segments per ACK must be at least 1"));
+    }
+    Ok(Transport::Tcp(Tcp::new(TcpConfig {
+        mss: fr.mss as u32,
+        header: fr.header as u32,
+        ack_size: ack,
+        init_cwnd,
+        min_rto,
+        max_rto,
+        init_rto: t.init_rto.map_or(min_rto, |d| d.0),
+        dupthresh: t.dupthresh.unwrap_or(3).max(1),
+        delayed_ack,
+        delayed_ack_timeout: t.delayed_ack_timeout.map_or(Time::us(40), |d| d.0),
+        sack: t.sack.unwrap_or(true),
+        cc,
+        class,
+    })))
+}
+
+pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Experiment> {
+    let c = Ctx { src };
+    let sw = &cfg.switch;
+    let spec = topology(&c, &cfg.topology, sw.delay.map(|d| d.0))?;
+    // Packet framing.
+    let p = &cfg.packet;
+    let fr = Framing {
+        mss: p.mss.unwrap_or(1460) as u64,
+        header: p.header.unwrap_or(40) as u64,
+        wire_overhead: p.wire_overhead.unwrap_or(0) as u64,
+    };
+    if fr.mss == 0 {
+        return Err(c.err("packet.mss", "must be at least 1 byte"));
+    }
+    let ack = p.ack.unwrap_or(40);
+    if ack == 0 {
+        return Err(c.err("packet.ack", "must be at least 1 byte"));
+    }
+    // Switch buffers.
+    let per_port = sw.buffer.map(|b| b.0).unwrap_or(Some(225_000));
+    let buffer = match sw.buffer_mode.as_deref().unwrap_or("per-port") {
+        "per-port" => per_port.map_or(BufferPolicy::Unlimited, BufferPolicy::PerPort),
+        "shared" => {
+            let total = c.need(&sw.shared_buffer, "switch.shared_buffer", "the shared pool size per switch")?.0;
+            let alpha = sw.alpha.unwrap_or(1.0);
+            if !(alpha > 0.0) {
+                return Err(c.err("switch.alpha", format!("must be positive, found {alpha}")));
+            }
+            BufferPolicy::Shared { total, alpha }
+        }
+        o => return Err(c.err("switch.buffer_mode", format!("expected \"per-port\" or \"shared\", found \"{o}\""))),
+    };
+    if let BufferPolicy::PerPort(b) = buffer {
+        if b < fr.mss + fr.header {
+            return Err(c.err("switch.buffer", format!("{b} B cannot hold one full packet ({} B)", fr.mss + fr.header)));
+        }
+    }
+    let ecn_k = match &sw.ecn_threshold {
+        None => [u64::MAX; CLASSES],
+        Some(EcnThreshold::All(k)) => [k.0; CLASSES],
+        Some(EcnThreshold::PerClass(v)) if v.len() == CLASSES => std::array::from_fn(|i| v[i].0),
+        Some(EcnThreshold::PerClass(v)) => {
+            return Err(c.err("switch.ecn_threshold", format!("expected one size or a list of 8 (one per class), found {} values", v.len())))
+        }
+    };
+    let lb = match cfg.routing.load_balance.as_deref().unwrap_or("ecmp") {
+        "ecmp" => LoadBalance::Ecmp,
+        "spray" => LoadBalance::Spray,
+        o => return Err(c.err("routing.load_balance", format!("expected \"ecmp\" or \"spray\", found \"{o}\""))),
+    };
+    let h = &cfg.host;
+    let prm = NetParams {
+        host_tx_delay: h.tx_delay.map_or(Time::ZERO, |d| d.0),
+        host_rx_delay: h.rx_delay.map_or(Time::ZERO, |d| d.0),
+        // A NIC queue is a port like any other (as in ns-2): by default it has the switches' per-port limit.
+        nic_limit: match h.nic_buffer {
+            Some(b) => b.0,
+            None => match buffer {
+                BufferPolicy::PerPort(b) => Some(b),
+                _ => None,
+            },
+        },
+        buffer,
+        ecn_k,
+        lb,
+        wire_overhead: fr.wire_overhead as u32,
+        seed: cfg.seed,
+    };
+    let net = Network::build(&spec, &prm).map_err(|m| c.err("topology", m))?;
+    let hosts = net.n_hosts() as u32;
+    let host_rate = net.ports[net.hosts[0].nic.idx()].rate;
+    if cfg.workload.is_empty() {
+        return Err(c.err("workload", "missing: add at least one [[workload]] table"));
+    }
+    let generators = cfg
+        .workload
+        .iter()
+        .enumerate()
+        .map(|(i, w)| generator(&c, w, i, cfg.seed, hosts, host_rate, fr))
+        .collect::<R<Vec<_>>>()?;
+    let mut faults = Vec::new();
+    for (i, f) in cfg.fault.iter().enumerate() {
+        let key = format!("fault[{i}]");
+        let end = |s: &str| node_by_name(&spec, s).ok_or_else(|| c.err(&format!("{key}.link"), format!("\"{s}\" is not a host number or switch name")));
+        let (a, b) = (end(&f.link[0])?, end(&f.link[1])?);
+        let up = match f.state.as_deref() {
+            None => None,
+            Some("up") => Some(true),
+            Some("down") => Some(false),
+            Some(o) => return Err(c.err(&format!("{key}.state"), format!("expected \"up\" or \"down\", found \"{o}\""))),
+        };
+        if let Some(p) = f.corrupt {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(c.err(&format!("{key}.corrupt"), format!("a probability in [0, 1], found {p}")));
+            }
+        }
+        if !spec.links.iter().any(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a)) {
+            return Err(c.err(&format!("{key}.link"), format!("no link between \"{}\" and \"{}\"", f.link[0], f.link[1])));
+        }
+        faults.push(Fault { at: f.at.0, a, b, up, corrupt: f.corrupt });
+    }
+    let transport = transport(&c, &cfg.transport, fr, ack)?;
+    let o = &cfg.output;
+    let format = match o.format.as_deref().unwrap_or("parquet") {
+        "parquet" => OutputFormat::Parquet,
+        "csv" => OutputFormat::Csv,
+        f => return Err(c.err("output.format", format!("expected \"parquet\" or \"csv\", found \"{f}\""))),
+    };
+    let buckets: Vec<u64> = o.buckets.as_ref().map_or(vec![100_000, 10_000_000], |v| v.iter().map(|s| s.0).collect());
+    if buckets.windows(2).any(|w| w[0] >= w[1]) || buckets.first() == Some(&0) {
+        return Err(c.err("output.buckets", "bucket edges must be positive and increasing"));
+    }
+    if cfg.stop.max_events == Some(0) {
+        return Err(c.err("stop.max_events", "must be at least 1"));
+    }
+    let name = cfg.name.clone().unwrap_or_else(|| {
+        Path::new(&src.origin).file_stem().map_or("experiment".into(), |s| s.to_string_lossy().into_owned())
+    });
+    Ok(Experiment {
+        name,
+        seed: cfg.seed,
+        world: World::new(net, transport, generators, faults, fr),
+        stop: StopAt { time: cfg.stop.time.map(|d| d.0), max_events: cfg.stop.max_events },
+        out_dir: o.dir.clone(),
+        format,
+        buckets,
+        warmup: o.warmup.map_or(Time::ZERO, |d| d.0),
+        resolved,
+    })
+}

@@ -1,0 +1,169 @@
+//! The experiment file's schema. Every table rejects unknown keys; defaults are documented in
+//! docs/config.md and applied in `build.rs`.
+
+use super::units::{BufferValue, Duration, Rate, Size};
+use serde::Deserialize;
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentConfig {
+    pub name: Option<String>,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    pub topology: TopologyCfg,
+    #[serde(default)]
+    pub host: HostCfg,
+    #[serde(default)]
+    pub switch: SwitchCfg,
+    #[serde(default)]
+    pub routing: RoutingCfg,
+    #[serde(default)]
+    pub packet: PacketCfg,
+    #[serde(default)]
+    pub transport: TransportCfg,
+    #[serde(default)]
+    pub workload: Vec<WorkloadCfg>,
+    #[serde(default)]
+    pub fault: Vec<FaultCfg>,
+    #[serde(default)]
+    pub stop: StopCfg,
+    #[serde(default)]
+    pub output: OutputCfg,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyCfg {
+    /// A named fabric: "pfabric-144", "homa-144".
+    pub preset: Option<String>,
+    /// "leaf-spine", "fat-tree", "htsim" (a .topo file), "file" (a TOML link list).
+    pub kind: Option<String>,
+    pub leaves: Option<u32>,
+    pub spines: Option<u32>,
+    pub hosts_per_leaf: Option<u32>,
+    pub edge_rate: Option<Rate>,
+    pub core_rate: Option<Rate>,
+    pub edge_delay: Option<Duration>,
+    pub core_delay: Option<Duration>,
+    pub k: Option<u32>,
+    pub rate: Option<Rate>,
+    pub delay: Option<Duration>,
+    pub path: Option<String>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct HostCfg {
+    pub tx_delay: Option<Duration>,
+    pub rx_delay: Option<Duration>,
+    pub nic_buffer: Option<BufferValue>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(untagged)]
+pub enum EcnThreshold {
+    All(Size),
+    PerClass(Vec<Size>),
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchCfg {
+    /// Per-port limit (with buffer_mode = "per-port") or "unlimited".
+    pub buffer: Option<BufferValue>,
+    /// "per-port" (default) or "shared".
+    pub buffer_mode: Option<String>,
+    pub shared_buffer: Option<Size>,
+    pub alpha: Option<f64>,
+    pub ecn_threshold: Option<EcnThreshold>,
+    /// Forwarding latency; overrides the topology's.
+    pub delay: Option<Duration>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingCfg {
+    /// "ecmp" (default) or "spray".
+    pub load_balance: Option<String>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PacketCfg {
+    pub mss: Option<u32>,
+    pub header: Option<u32>,
+    pub ack: Option<u32>,
+    pub wire_overhead: Option<u32>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TransportCfg {
+    /// "tcp" or "dctcp".
+    pub kind: Option<String>,
+    pub init_cwnd: Option<u32>,
+    pub min_rto: Option<Duration>,
+    pub max_rto: Option<Duration>,
+    pub init_rto: Option<Duration>,
+    pub dupthresh: Option<u32>,
+    pub delayed_ack: Option<u32>,
+    pub delayed_ack_timeout: Option<Duration>,
+    pub sack: Option<bool>,
+    pub dctcp_g: Option<f64>,
+    pub dctcp_alpha_init: Option<f64>,
+    pub class: Option<u8>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadCfg {
+    /// "poisson", "incast", "permutation", "trace".
+    pub kind: Option<String>,
+    /// A built-in CDF name or a CDF file path.
+    pub cdf: Option<String>,
+    pub cdf_interp: Option<String>,
+    pub cdf_unit_bytes: Option<u64>,
+    pub size: Option<Size>,
+    pub load: Option<f64>,
+    pub pattern: Option<String>,
+    pub flows: Option<u64>,
+    pub start: Option<Duration>,
+    pub until: Option<Duration>,
+    pub senders: Option<u32>,
+    pub dst: Option<u32>,
+    pub interval: Option<Duration>,
+    pub count: Option<u64>,
+    pub path: Option<String>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct FaultCfg {
+    pub at: Duration,
+    /// The two ends: host numbers ("3" or "h3") or switch names ("leaf0").
+    pub link: [String; 2],
+    /// "down" or "up".
+    pub state: Option<String>,
+    pub corrupt: Option<f64>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct StopCfg {
+    pub time: Option<Duration>,
+    pub max_events: Option<u64>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct OutputCfg {
+    pub dir: Option<String>,
+    /// "parquet" (default) or "csv".
+    pub format: Option<String>,
+    pub buckets: Option<Vec<Size>>,
+    pub warmup: Option<Duration>,
+}

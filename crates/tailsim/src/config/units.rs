@@ -1,0 +1,170 @@
+//! Values with units in configs: rates ("10Gbps"), durations ("2.7us"), sizes ("36KB", or a plain byte
+//! count). Parsed exactly from the decimal text (no float rounding: "2.7us" is 2 700 000 ps).
+
+use crate::units::{BitsPerSec, Time};
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use std::fmt;
+
+/// Parse "12.5" scaled by 10^scale_pow10 into an exact integer; None if not a non-negative decimal or if
+/// the result is not an integer.
+fn exact_decimal(num: &str, scale_pow10: u32) -> Option<u128> {
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    if int.is_empty() && frac.is_empty() || !int.chars().chain(frac.chars()).all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let frac = frac.trim_end_matches('0');
+    if frac.len() as u32 > scale_pow10 {
+        return None; // finer than the base unit
+    }
+    let int: u128 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    let f: u128 = if frac.is_empty() { 0 } else { frac.parse().ok()? };
+    Some(int * 10u128.pow(scale_pow10) + f * 10u128.pow(scale_pow10 - frac.len() as u32))
+}
+
+fn split_unit(s: &str) -> (&str, &str) {
+    let s = s.trim();
+    let i = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+')).unwrap_or(s.len());
+    (s[..i].trim(), s[i..].trim())
+}
+
+pub fn parse_rate(s: &str) -> Result<BitsPerSec, String> {
+    let (num, unit) = split_unit(s);
+    let pow = match unit.to_ascii_lowercase().as_str() {
+        "bps" => 0,
+        "kbps" => 3,
+        "mbps" => 6,
+        "gbps" => 9,
+        "tbps" => 12,
+        _ => return Err(format!("expected a rate like \"10Gbps\" (units bps, Kbps, Mbps, Gbps, Tbps), found \"{s}\"")),
+    };
+    if num.starts_with('-') {
+        return Err(format!("a rate must be positive, found \"{s}\""));
+    }
+    match exact_decimal(num, pow) {
+        Some(v) if v > 0 && v <= u64::MAX as u128 => Ok(BitsPerSec(v as u64)),
+        Some(_) => Err(format!("a rate must be positive, found \"{s}\"")),
+        None => Err(format!("expected a rate like \"10Gbps\", found \"{s}\"")),
+    }
+}
+
+pub fn parse_duration(s: &str) -> Result<Time, String> {
+    let (num, unit) = split_unit(s);
+    let pow = match unit {
+        "ps" => 0,
+        "ns" => 3,
+        "us" | "µs" => 6,
+        "ms" => 9,
+        "s" => 12,
+        "" if num == "0" => 0,
+        _ => return Err(format!("expected a duration like \"2.5us\" (units ps, ns, us, ms, s), found \"{s}\"")),
+    };
+    if num.starts_with('-') {
+        return Err(format!("a duration cannot be negative, found \"{s}\""));
+    }
+    match exact_decimal(num, pow) {
+        Some(v) if v <= u64::MAX as u128 => Ok(Time(v as u64)),
+        _ => Err(format!("expected a duration like \"2.5us\" with at most picosecond precision, found \"{s}\"")),
+    }
+}
+
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let (num, unit) = split_unit(s);
+    let (pow10, mult) = match unit {
+        "" | "B" => (0, 1),
+        "KB" | "kB" => (3, 1),
+        "MB" => (6, 1),
+        "GB" => (9, 1),
+        "KiB" => (0, 1024),
+        "MiB" => (0, 1 << 20),
+        "GiB" => (0, 1 << 30),
+        _ => return Err(format!("expected a size like \"36KB\" or a byte count (units B, KB, MB, GB, KiB, MiB, GiB), found \"{s}\"")),
+    };
+    if num.starts_with('-') {
+        return Err(format!("a size cannot be negative, found \"{s}\""));
+    }
+    match exact_decimal(num, pow10) {
+        Some(v) if v * mult <= u64::MAX as u128 => Ok((v * mult) as u64),
+        _ => Err(format!("expected a whole number of bytes, found \"{s}\"")),
+    }
+}
+
+macro_rules! unit_value {
+    ($name:ident, $inner:ty, $parse:ident, $what:literal) => {
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub struct $name(pub $inner);
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str($what)
+                    }
+                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$name, E> {
+                        $parse(s).map($name).map_err(E::custom)
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
+                        $parse(&v.to_string()).map($name).map_err(E::custom)
+                    }
+                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$name, E> {
+                        $parse(&v.to_string()).map($name).map_err(E::custom)
+                    }
+                    fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
+                        $parse(&v.to_string()).map($name).map_err(E::custom)
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+    };
+}
+
+unit_value!(Rate, BitsPerSec, parse_rate, "a rate such as \"10Gbps\"");
+unit_value!(Duration, Time, parse_duration, "a duration such as \"2.5us\"");
+unit_value!(Size, u64, parse_size, "a size such as \"36KB\" or a byte count");
+
+/// A buffer size or "unlimited".
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Buffer(pub Option<u64>);
+
+fn parse_buffer(s: &str) -> Result<Option<u64>, String> {
+    if s.trim() == "unlimited" {
+        Ok(None)
+    } else {
+        parse_size(s).map(Some).map_err(|e| format!("{e}, or \"unlimited\""))
+    }
+}
+unit_value!(BufferValue, Option<u64>, parse_buffer, "a size such as \"225KB\" or \"unlimited\"");
+
+impl From<BufferValue> for Buffer {
+    fn from(b: BufferValue) -> Buffer {
+        Buffer(b.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn exact_units() {
+        assert_eq!(parse_duration("2.7us").unwrap(), Time(2_700_000));
+        assert_eq!(parse_duration("250ns").unwrap(), Time(250_000));
+        assert_eq!(parse_duration("0").unwrap(), Time(0));
+        assert_eq!(parse_rate("10Gbps").unwrap(), BitsPerSec(10_000_000_000));
+        assert_eq!(parse_rate("2.5 Gbps").unwrap(), BitsPerSec(2_500_000_000));
+        assert_eq!(parse_size("22.5KB").unwrap(), 22_500);
+        assert_eq!(parse_size("1MiB").unwrap(), 1 << 20);
+        assert_eq!(parse_size("1500").unwrap(), 1500);
+    }
+    #[test]
+    fn bad_units_are_explained() {
+        assert!(parse_rate("-10Gbps").unwrap_err().contains("positive"));
+        assert!(parse_rate("0Gbps").unwrap_err().contains("positive"));
+        assert!(parse_rate("10").unwrap_err().contains("10Gbps"));
+        assert!(parse_duration("1.5").unwrap_err().contains("duration"));
+        assert!(parse_duration("0.0001ps").is_err());
+        assert!(parse_size("1.5B").is_err());
+        assert!(parse_size("-3KB").unwrap_err().contains("negative"));
+    }
+}

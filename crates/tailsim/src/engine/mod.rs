@@ -1,0 +1,12 @@
+//! The discrete-event engine: time-ordered events with deterministic tie-breaking, a packet arena, seeded
+//! random streams, and FIFO delay lines.
+
+mod pipe;
+mod queue;
+mod rng;
+mod slab;
+
+pub use pipe::Pipe;
+pub use queue::{Event, EventQueue, TimerKind};
+pub use rng::{stream_seed, Rng};
+pub use slab::Slab;

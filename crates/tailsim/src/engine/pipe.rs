@@ -1,0 +1,38 @@
+use crate::units::{PktId, Time};
+use std::collections::VecDeque;
+
+/// A constant-delay FIFO (a link's propagation, a switch's forwarding latency, a host's software delay).
+///
+/// Because the delay is the same for every packet, packets leave in the order they entered, so only the head
+/// needs an event in the global queue (htsim's trick): the heap holds one entry per busy pipe instead of one per
+/// packet in flight.
+#[derive(Default)]
+pub struct Pipe {
+    q: VecDeque<(Time, PktId)>,
+}
+
+impl Pipe {
+    /// Push a packet that leaves at `at`. Returns true when the pipe was empty, i.e. the caller must schedule
+    /// the head event.
+    #[inline]
+    pub fn push(&mut self, at: Time, p: PktId) -> bool {
+        debug_assert!(self.q.back().map_or(true, |b| b.0 <= at), "pipe order violated");
+        self.q.push_back((at, p));
+        self.q.len() == 1
+    }
+    /// Pop the head; returns it and the time of the next head, if any (to be scheduled).
+    #[inline]
+    pub fn pop(&mut self) -> (PktId, Option<Time>) {
+        let (_, p) = self.q.pop_front().expect("pipe event without packet");
+        (p, self.q.front().map(|h| h.0))
+    }
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+    pub fn iter(&self) -> impl Iterator<Item = PktId> + '_ {
+        self.q.iter().map(|x| x.1)
+    }
+}

@@ -1,0 +1,129 @@
+//! Writing result tables (Parquet or CSV) and JSON atomically: each file is written under a temporary name
+//! in the same directory and renamed into place, so a reader never sees half a file and a crash never leaves
+//! a truncated result.
+
+use parquet::basic::Compression;
+use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
+use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::parser::parse_message_type;
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::Arc;
+
+/// A named column.
+pub enum Column {
+    I64(&'static str, Vec<i64>),
+    F64(&'static str, Vec<f64>),
+    Bool(&'static str, Vec<bool>),
+    Str(&'static str, Vec<String>),
+}
+
+impl Column {
+    fn name(&self) -> &'static str {
+        match self {
+            Column::I64(n, _) | Column::F64(n, _) | Column::Bool(n, _) | Column::Str(n, _) => n,
+        }
+    }
+    fn cell(&self, r: usize) -> String {
+        match self {
+            Column::I64(_, v) => v[r].to_string(),
+            Column::F64(_, v) if v[r].is_nan() => String::new(),
+            Column::F64(_, v) => format!("{}", v[r]),
+            Column::Bool(_, v) => v[r].to_string(),
+            Column::Str(_, v) => {
+                let s = &v[r];
+                if s.contains([',', '"', '\n']) {
+                    format!("\"{}\"", s.replace('"', "\"\""))
+                } else {
+                    s.clone()
+                }
+            }
+        }
+    }
+    fn len(&self) -> usize {
+        match self {
+            Column::I64(_, v) => v.len(),
+            Column::F64(_, v) => v.len(),
+            Column::Bool(_, v) => v.len(),
+            Column::Str(_, v) => v.len(),
+        }
+    }
+}
+
+/// Write `bytes` produced by `f` to `path` atomically.
+pub fn write_atomic(path: &Path, f: impl FnOnce(&mut std::fs::File) -> io::Result<()>) -> io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(".{}.tmp-{}", path.file_name().unwrap().to_string_lossy(), std::process::id()));
+    let res = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        f(&mut file)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if res.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    res
+}
+
+pub fn write_csv(path: &Path, cols: &[Column]) -> io::Result<()> {
+    write_atomic(path, |file| {
+        let mut w = io::BufWriter::new(file);
+        let names: Vec<&str> = cols.iter().map(Column::name).collect();
+        writeln!(w, "{}", names.join(","))?;
+        let rows = cols.first().map_or(0, Column::len);
+        let mut line = String::new();
+        for r in 0..rows {
+            line.clear();
+            for (i, c) in cols.iter().enumerate() {
+                if i > 0 {
+                    line.push(',');
+                }
+                line.push_str(&c.cell(r));
+            }
+            writeln!(w, "{line}")?;
+        }
+        w.flush()
+    })
+}
+
+fn perr(e: parquet::errors::ParquetError) -> io::Error {
+    io::Error::new(io::ErrorKind::Other, e)
+}
+
+pub fn write_parquet(path: &Path, table: &str, cols: &[Column]) -> io::Result<()> {
+    let fields: Vec<String> = cols
+        .iter()
+        .map(|c| match c {
+            Column::I64(n, _) => format!("REQUIRED INT64 {n};"),
+            Column::F64(n, _) => format!("REQUIRED DOUBLE {n};"),
+            Column::Bool(n, _) => format!("REQUIRED BOOLEAN {n};"),
+            Column::Str(n, _) => format!("REQUIRED BYTE_ARRAY {n} (UTF8);"),
+        })
+        .collect();
+    let schema = Arc::new(parse_message_type(&format!("message {table} {{ {} }}", fields.join(" "))).map_err(perr)?);
+    let props = Arc::new(WriterProperties::builder().set_compression(Compression::SNAPPY).build());
+    write_atomic(path, |file| {
+        let mut w = SerializedFileWriter::new(file.try_clone()?, schema, props).map_err(perr)?;
+        let mut rg = w.next_row_group().map_err(perr)?;
+        let mut i = 0;
+        while let Some(mut col) = rg.next_column().map_err(perr)? {
+            match &cols[i] {
+                Column::I64(_, v) => col.typed::<Int64Type>().write_batch(v, None, None),
+                Column::F64(_, v) => col.typed::<DoubleType>().write_batch(v, None, None),
+                Column::Bool(_, v) => col.typed::<BoolType>().write_batch(v, None, None),
+                Column::Str(_, v) => {
+                    let b: Vec<ByteArray> = v.iter().map(|s| ByteArray::from(s.as_str())).collect();
+                    col.typed::<ByteArrayType>().write_batch(&b, None, None)
+                }
+            }
+            .map_err(perr)?;
+            col.close().map_err(perr)?;
+            i += 1;
+        }
+        rg.close().map_err(perr)?;
+        w.close().map_err(perr)?;
+        Ok(())
+    })
+}

@@ -1,0 +1,77 @@
+//! Packets. One struct for every transport, kept in an arena and addressed by `PktId`.
+//!
+//! Fields are the union of what the transports need (sequence/ack numbers, SACK blocks, ECN, a priority the
+//! transport chooses, an echo timestamp). Receiver-driven transports add kinds, not structs.
+
+use crate::units::{FlowSlot, NodeId, PortId, Time};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PktKind {
+    Data,
+    Ack,
+}
+
+/// Number of SACK blocks an ACK carries (as with the TCP timestamp option, RFC 2018 fits 3).
+pub const SACK_BLOCKS: usize = 3;
+
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    pub kind: PktKind,
+    pub flow: FlowSlot,
+    /// Generation of the flow slot when the packet was sent; a stale packet for a finished flow is dropped
+    /// by the receiving host, never misdelivered to a newer flow in the same slot.
+    pub flow_gen: u32,
+    pub src: NodeId,
+    pub dst: NodeId,
+    /// Bytes on the wire (payload + headers); what buffers count.
+    pub size: u32,
+    /// Payload bytes.
+    pub payload: u32,
+    /// Strict-priority class at switch ports, 0 = highest (the transport chooses it per packet).
+    pub class: u8,
+    /// Finer-grained priority number for queue disciplines that sort (pFabric): lower = more urgent.
+    pub rank: u64,
+    pub ect: bool,
+    pub ce: bool,
+    /// Data: segment number. Ack: cumulative ack (next expected segment).
+    pub seq: u32,
+    /// Ack: ECN-echo.
+    pub ece: bool,
+    /// Ack: SACK blocks [start, end) in segments, most recent first; end == 0 means unused.
+    pub sack: [(u32, u32); SACK_BLOCKS],
+    /// Data: send time. Ack: the echoed send time of the data that triggered it (RTT sample).
+    pub ts: Time,
+    /// Per-flow hash for ECMP.
+    pub hash: u32,
+    /// Set by the routing step at a switch ingress, used after the forwarding delay.
+    pub out_port: PortId,
+    /// Time the packet entered its current queue (queueing-delay telemetry).
+    pub enq_time: Time,
+    pub hops: u8,
+}
+
+impl Packet {
+    pub fn new(kind: PktKind, flow: FlowSlot, flow_gen: u32, src: NodeId, dst: NodeId) -> Packet {
+        Packet {
+            kind,
+            flow,
+            flow_gen,
+            src,
+            dst,
+            size: 0,
+            payload: 0,
+            class: 0,
+            rank: 0,
+            ect: false,
+            ce: false,
+            seq: 0,
+            ece: false,
+            sack: [(0, 0); SACK_BLOCKS],
+            ts: Time::ZERO,
+            hash: 0,
+            out_port: PortId(u32::MAX),
+            enq_time: Time::ZERO,
+            hops: 0,
+        }
+    }
+}

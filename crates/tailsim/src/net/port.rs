@@ -1,0 +1,77 @@
+//! A port: an egress queue, the transmitter that serializes its packets, and the directed link it drives.
+
+use crate::engine::Pipe;
+use crate::net::queue::{QueueDisc, CLASSES};
+use crate::units::{BitsPerSec, NodeId, Time};
+
+/// Why a packet was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropReason {
+    /// Buffer full (per-port limit or shared-buffer threshold).
+    Overflow,
+    /// Transmitted onto a link that is down.
+    LinkDown,
+    /// Corrupted on the link (checksum failure at the receiver).
+    Corrupt,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct PortStats {
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub drops_overflow: u64,
+    pub drops_link_down: u64,
+    pub drops_corrupt: u64,
+    pub ecn_marks: u64,
+    pub max_bytes: u64,
+    /// Integral of queued bytes over time (byte·ps), for the time-average occupancy.
+    pub area: u128,
+    pub last_change: Time,
+}
+
+pub struct Port {
+    pub node: NodeId,
+    pub peer: NodeId,
+    pub rate: BitsPerSec,
+    pub delay: Time,
+    pub up: bool,
+    /// Probability that a packet crossing this link is corrupted (and discarded by the receiver).
+    pub corrupt_p: f64,
+    pub queue: QueueDisc,
+    /// Bytes queued (not counting the packet being serialized).
+    pub bytes: u64,
+    /// Per-port byte limit (None = unlimited or governed by the switch's shared buffer).
+    pub limit: Option<u64>,
+    /// ECN threshold K per class in bytes (u64::MAX = no marking).
+    pub ecn_k: [u64; CLASSES],
+    pub busy: bool,
+    /// Bit c set = class c paused by the peer (PFC).
+    pub paused: u8,
+    /// Packets propagating on the link, in order.
+    pub wire: Pipe,
+    /// Preamble and inter-frame gap: wire time without buffer space.
+    pub wire_overhead: u32,
+    pub stats: PortStats,
+}
+
+impl Port {
+    /// Account for a change of queued bytes at `now` (before applying it).
+    #[inline]
+    pub fn occupancy_changed(&mut self, now: Time, new_bytes: u64) {
+        let s = &mut self.stats;
+        s.area += self.bytes as u128 * (now.0 - s.last_change.0) as u128;
+        s.last_change = now;
+        self.bytes = new_bytes;
+        if new_bytes > s.max_bytes {
+            s.max_bytes = new_bytes;
+        }
+    }
+    /// Time-average queued bytes over [0, now].
+    pub fn avg_bytes(&self, now: Time) -> f64 {
+        if now.0 == 0 {
+            return 0.0;
+        }
+        let area = self.stats.area + self.bytes as u128 * (now.0 - self.stats.last_change.0) as u128;
+        area as f64 / now.0 as f64
+    }
+}

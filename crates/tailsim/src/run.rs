@@ -1,0 +1,198 @@
+//! Running an experiment and writing its results directory.
+
+use crate::config::{Experiment, OutputFormat};
+use crate::metrics::output::{write_atomic, write_csv, write_parquet, Column};
+use crate::metrics::{summarize, BucketStats};
+use crate::sim::{Progress, StopReason};
+use serde::Serialize;
+use std::io;
+use std::path::Path;
+use std::time::Instant;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PacketCounts {
+    pub created: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub in_flight: u64,
+    pub dropped_overflow: u64,
+    pub dropped_link_down: u64,
+    pub dropped_corrupt: u64,
+    pub ecn_marked: u64,
+}
+
+/// What a run measured, written as summary.json.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub name: String,
+    pub tailsim_version: String,
+    pub seed: u64,
+    pub stop_reason: StopReason,
+    pub simulated_seconds: f64,
+    pub wall_seconds: f64,
+    pub events: u64,
+    pub events_per_second: f64,
+    pub packet_hops: u64,
+    pub packet_hops_per_second: f64,
+    pub peak_memory_bytes: Option<u64>,
+    pub flows_started: u64,
+    pub flows_finished: u64,
+    pub packets: PacketCounts,
+    pub buckets: Vec<BucketStats>,
+    pub config: serde_json::Value,
+}
+
+/// Peak resident memory of this process (Linux VmHWM), if known.
+pub fn peak_memory_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+impl Experiment {
+    /// Run to a stop condition and summarise. Conservation is checked at the end of every run.
+    pub fn run(&mut self, on_progress: &mut dyn FnMut(&Progress)) -> Result<Summary, String> {
+        let t0 = Instant::now();
+        let stop = self.world.run(self.stop, on_progress);
+        let wall = t0.elapsed().as_secs_f64();
+        self.world.check_conservation().map_err(|e| format!("packet conservation violated: {e}"))?;
+        Ok(self.summary(stop, wall))
+    }
+
+    pub fn summary(&self, stop: StopReason, wall: f64) -> Summary {
+        let w = &self.world;
+        let ports = &w.net.ports;
+        let sum = |f: fn(&crate::net::port::PortStats) -> u64| ports.iter().map(|p| f(&p.stats)).sum::<u64>();
+        let events = w.ev.processed();
+        Summary {
+            name: self.name.clone(),
+            tailsim_version: env!("CARGO_PKG_VERSION").to_string(),
+            seed: self.seed,
+            stop_reason: stop,
+            simulated_seconds: w.now.secs(),
+            wall_seconds: wall,
+            events,
+            events_per_second: events as f64 / wall.max(1e-9),
+            packet_hops: w.net.packet_hops,
+            packet_hops_per_second: w.net.packet_hops as f64 / wall.max(1e-9),
+            peak_memory_bytes: peak_memory_bytes(),
+            flows_started: w.records.len() as u64,
+            flows_finished: w.flows_finished,
+            packets: PacketCounts {
+                created: w.pk.created,
+                delivered: w.pk.consumed,
+                dropped: w.pk.dropped,
+                in_flight: w.pk.live() as u64,
+                dropped_overflow: sum(|s| s.drops_overflow),
+                dropped_link_down: sum(|s| s.drops_link_down),
+                dropped_corrupt: sum(|s| s.drops_corrupt),
+                ecn_marked: sum(|s| s.ecn_marks),
+            },
+            buckets: summarize(&w.records, &self.buckets, self.warmup),
+            config: serde_json::to_value(&self.resolved).unwrap_or(serde_json::Value::Null),
+        }
+    }
+
+    /// The per-flow table.
+    pub fn flow_columns(&self) -> Vec<Column> {
+        let r = &self.world.records;
+        let ps = |f: &dyn Fn(&crate::metrics::FlowRecord) -> i64| r.iter().map(f).collect::<Vec<i64>>();
+        let fl = |f: &dyn Fn(&crate::metrics::FlowRecord) -> f64| r.iter().map(f).collect::<Vec<f64>>();
+        vec![
+            Column::I64("flow_id", ps(&|x| x.id as i64)),
+            Column::I64("src", ps(&|x| x.src.0 as i64)),
+            Column::I64("dst", ps(&|x| x.dst.0 as i64)),
+            Column::I64("size_bytes", ps(&|x| x.size as i64)),
+            Column::I64("start_ps", ps(&|x| x.start.0 as i64)),
+            Column::I64("end_ps", ps(&|x| x.end.map_or(-1, |e| e.0 as i64))),
+            Column::I64("fct_ps", ps(&|x| x.fct().map_or(-1, |e| e.0 as i64))),
+            Column::I64("ideal_fct_ps", ps(&|x| x.ideal.0 as i64)),
+            Column::F64("start_us", fl(&|x| x.start.micros())),
+            Column::F64("fct_us", fl(&|x| x.fct().map_or(f64::NAN, |t| t.micros()))),
+            Column::F64("ideal_fct_us", fl(&|x| x.ideal.micros())),
+            Column::F64("slowdown", fl(&|x| x.slowdown().unwrap_or(f64::NAN))),
+            Column::Bool("finished", r.iter().map(|x| x.end.is_some()).collect()),
+            Column::I64("retransmits", ps(&|x| x.retransmits as i64)),
+            Column::I64("timeouts", ps(&|x| x.timeouts as i64)),
+        ]
+    }
+
+    /// The per-port table (drops, marks, queue occupancy).
+    pub fn port_columns(&self) -> Vec<Column> {
+        let w = &self.world;
+        let net = &w.net;
+        let name = |n: crate::units::NodeId| {
+            if n.idx() < net.n_hosts() {
+                format!("h{}", n.0)
+            } else {
+                net.switches[n.idx() - net.n_hosts()].name.clone()
+            }
+        };
+        let p = &net.ports;
+        let i = |f: &dyn Fn(&crate::net::port::Port) -> i64| p.iter().map(f).collect::<Vec<i64>>();
+        vec![
+            Column::I64("port_id", (0..p.len() as i64).collect()),
+            Column::Str("node", p.iter().map(|x| name(x.node)).collect()),
+            Column::Str("peer", p.iter().map(|x| name(x.peer)).collect()),
+            Column::F64("rate_gbps", p.iter().map(|x| x.rate.0 as f64 / 1e9).collect()),
+            Column::I64("tx_packets", i(&|x| x.stats.tx_packets as i64)),
+            Column::I64("tx_bytes", i(&|x| x.stats.tx_bytes as i64)),
+            Column::I64("drops_overflow", i(&|x| x.stats.drops_overflow as i64)),
+            Column::I64("drops_link_down", i(&|x| x.stats.drops_link_down as i64)),
+            Column::I64("drops_corrupt", i(&|x| x.stats.drops_corrupt as i64)),
+            Column::I64("ecn_marks", i(&|x| x.stats.ecn_marks as i64)),
+            Column::I64("max_queue_bytes", i(&|x| x.stats.max_bytes as i64)),
+            Column::F64("avg_queue_bytes", p.iter().map(|x| x.avg_bytes(w.now)).collect()),
+        ]
+    }
+
+    /// Write flows, ports and summary.json into `dir` (created if needed), each file atomically.
+    pub fn write_results(&self, dir: &Path, summary: &Summary) -> io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        match self.format {
+            OutputFormat::Parquet => {
+                write_parquet(&dir.join("flows.parquet"), "flows", &self.flow_columns())?;
+                write_parquet(&dir.join("ports.parquet"), "ports", &self.port_columns())?;
+            }
+            OutputFormat::Csv => {
+                write_csv(&dir.join("flows.csv"), &self.flow_columns())?;
+                write_csv(&dir.join("ports.csv"), &self.port_columns())?;
+            }
+        }
+        // Written last: its presence marks a complete results directory.
+        write_atomic(&dir.join("summary.json"), |f| {
+            serde_json::to_writer_pretty(&mut *f, summary).map_err(io::Error::other)?;
+            io::Write::write_all(f, b"\n")
+        })
+    }
+}
+
+impl Experiment {
+    /// The simulated time the run is expected to reach, if bounded.
+    pub fn horizon(&self) -> Option<crate::units::Time> {
+        self.stop.time.or_else(|| {
+            self.world
+                .generators
+                .iter()
+                .map(|g| match g {
+                    crate::traffic::Generator::Poisson { until, .. } => *until,
+                    _ => None,
+                })
+                .try_fold(crate::units::Time::ZERO, |acc, u| u.map(|u| acc.max(u)))
+        })
+    }
+
+    /// The number of flows the generators will release, if known in advance.
+    pub fn expected_flows(&self) -> Option<u64> {
+        self.world
+            .generators
+            .iter()
+            .map(|g| match g {
+                crate::traffic::Generator::Poisson { remaining, .. } => *remaining,
+                crate::traffic::Generator::Incast { remaining, senders, .. } => Some(remaining * *senders as u64),
+                crate::traffic::Generator::List { flows, .. } => Some(flows.len() as u64),
+            })
+            .sum()
+    }
+}

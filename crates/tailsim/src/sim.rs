@@ -1,0 +1,214 @@
+//! The simulation: one `World` holding the network, the transport, the traffic generators and the records,
+//! and the event loop that drives them.
+
+use crate::engine::{Event, EventQueue};
+use crate::metrics::{ideal_fct, FlowRecord, Framing};
+use crate::net::{Network, Packets};
+use crate::traffic::{Generator, NewFlow};
+use crate::transport::{Ctx, FlowEvent, FlowSpec, Transport};
+use crate::units::{NodeId, Time};
+
+/// A scheduled change of a link's state.
+#[derive(Clone, Debug)]
+pub struct Fault {
+    pub at: Time,
+    pub a: NodeId,
+    pub b: NodeId,
+    pub up: Option<bool>,
+    pub corrupt: Option<f64>,
+}
+
+/// Why a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopReason {
+    /// No events left: every flow finished.
+    Finished,
+    TimeLimit,
+    EventBudget,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StopAt {
+    pub time: Option<Time>,
+    pub max_events: Option<u64>,
+}
+
+/// A snapshot for progress display.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    pub now: Time,
+    pub events: u64,
+    pub flows_started: u64,
+    pub flows_finished: u64,
+    pub active_flows: usize,
+}
+
+pub struct World {
+    pub now: Time,
+    pub ev: EventQueue,
+    pub pk: Packets,
+    pub net: Network,
+    pub transport: Transport,
+    pub generators: Vec<Generator>,
+    pub faults: Vec<Fault>,
+    pub framing: Framing,
+    pub records: Vec<FlowRecord>,
+    pub flows_finished: u64,
+    flow_events: Vec<FlowEvent>,
+    new_flows: Vec<NewFlow>,
+}
+
+impl World {
+    pub fn new(net: Network, transport: Transport, generators: Vec<Generator>, faults: Vec<Fault>, framing: Framing) -> World {
+        let mut ev = EventQueue::new();
+        for (i, g) in generators.iter().enumerate() {
+            if let Some(t) = g.next_time() {
+                ev.schedule(t, Event::Arrival(i as u32));
+            }
+        }
+        for (i, f) in faults.iter().enumerate() {
+            ev.schedule(f.at, Event::Fault(i as u32));
+        }
+        World {
+            now: Time::ZERO,
+            ev,
+            pk: Packets::default(),
+            net,
+            transport,
+            generators,
+            faults,
+            framing,
+            records: Vec::new(),
+            flows_finished: 0,
+            flow_events: Vec::new(),
+            new_flows: Vec::new(),
+        }
+    }
+
+    pub fn progress(&self) -> Progress {
+        Progress {
+            now: self.now,
+            events: self.ev.processed(),
+            flows_started: self.records.len() as u64,
+            flows_finished: self.flows_finished,
+            active_flows: self.transport.active_flows(),
+        }
+    }
+
+    /// Run until a stop condition; `on_progress` is called about every 2^16 events.
+    pub fn run(&mut self, stop: StopAt, on_progress: &mut dyn FnMut(&Progress)) -> StopReason {
+        let limit = stop.time.unwrap_or(Time::MAX);
+        let budget = stop.max_events.unwrap_or(u64::MAX);
+        loop {
+            if self.ev.processed() >= budget {
+                return StopReason::EventBudget;
+            }
+            match self.ev.peek_time() {
+                None => return StopReason::Finished,
+                Some(t) if t > limit => {
+                    self.now = limit;
+                    return StopReason::TimeLimit;
+                }
+                _ => {}
+            }
+            let (t, e) = self.ev.pop().expect("peeked");
+            self.now = t;
+            self.dispatch(e);
+            if self.ev.processed() & 0xFFFF == 0 {
+                on_progress(&self.progress());
+            }
+        }
+    }
+
+    fn dispatch(&mut self, e: Event) {
+        let now = self.now;
+        let mut delivered = None;
+        match e {
+            Event::TxDone(p) => self.net.on_tx_done(now, &mut self.ev, &mut self.pk, p),
+            Event::WireArrival(p) => delivered = self.net.on_wire_arrival(now, &mut self.ev, &mut self.pk, p),
+            Event::SwitchForward(s) => self.net.on_switch_forward(now, &mut self.ev, &mut self.pk, s),
+            Event::HostTx(h) => self.net.on_host_tx(now, &mut self.ev, &mut self.pk, h),
+            Event::HostRx(h) => delivered = Some((h, self.net.on_host_rx(&mut self.ev, h))),
+            Event::Timer(slot, gen, kind) => {
+                self.with_transport(|tr, ctx| tr.on_timer(ctx, slot, gen, kind));
+            }
+            Event::Arrival(i) => self.on_arrival(i as usize),
+            Event::Fault(i) => {
+                let f = self.faults[i as usize].clone();
+                self.net.set_link(f.a, f.b, f.up, f.corrupt);
+            }
+        }
+        if let Some((h, id)) = delivered {
+            self.with_transport(|tr, ctx| tr.on_packet(ctx, h, id));
+        }
+        if !self.flow_events.is_empty() {
+            self.apply_flow_events();
+        }
+    }
+
+    /// Lend the transport a context made of the world's other fields.
+    fn with_transport(&mut self, f: impl FnOnce(&mut Transport, &mut Ctx)) {
+        let World { now, ev, pk, net, transport, flow_events, .. } = self;
+        let mut ctx = Ctx { now: *now, ev, pk, net, events: flow_events };
+        f(transport, &mut ctx);
+    }
+
+    fn on_arrival(&mut self, i: usize) {
+        let g = &mut self.generators[i];
+        self.new_flows.clear();
+        g.release(&mut self.new_flows);
+        if let Some(t) = g.next_time() {
+            self.ev.schedule(t.max(self.now), Event::Arrival(i as u32));
+        }
+        for k in 0..self.new_flows.len() {
+            let (src, dst, size) = self.new_flows[k];
+            let id = self.records.len() as u64;
+            let ideal = ideal_fct(&self.net, src, dst, size, self.framing);
+            self.records.push(FlowRecord { id, src, dst, size, start: self.now, end: None, ideal, retransmits: 0, timeouts: 0 });
+            let spec = FlowSpec { id, src, dst, size, start: self.now };
+            self.with_transport(|tr, ctx| tr.start_flow(ctx, spec));
+        }
+    }
+
+    fn apply_flow_events(&mut self) {
+        for e in self.flow_events.drain(..) {
+            match e {
+                FlowEvent::Received { id, at } => {
+                    let r = &mut self.records[id as usize];
+                    if r.end.is_none() {
+                        r.end = Some(at);
+                        self.flows_finished += 1;
+                    }
+                }
+                FlowEvent::Closed { id, retransmits, timeouts } => {
+                    let r = &mut self.records[id as usize];
+                    r.retransmits = retransmits;
+                    r.timeouts = timeouts;
+                }
+            }
+        }
+    }
+
+    /// Conservation: every packet ever created was consumed by an endpoint, dropped, or is still in the network.
+    pub fn check_conservation(&self) -> Result<(), String> {
+        let live = self.pk.live() as u64;
+        let in_net = self.net.packets_in_network() as u64;
+        let port_drops: u64 =
+            self.net.ports.iter().map(|p| p.stats.drops_overflow + p.stats.drops_link_down + p.stats.drops_corrupt).sum();
+        let pk = &self.pk;
+        if pk.created != pk.consumed + pk.dropped + live {
+            return Err(format!(
+                "created {} != consumed {} + dropped {} + live {}",
+                pk.created, pk.consumed, pk.dropped, live
+            ));
+        }
+        if live != in_net {
+            return Err(format!("{live} packets live in the arena but {in_net} held by the network"));
+        }
+        if port_drops != pk.dropped {
+            return Err(format!("ports counted {port_drops} drops, arena {}", pk.dropped));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,151 @@
+//! Traffic generators: when flows start, between which hosts, and how large. Each generator owns its random
+//! streams (inter-arrival gaps, sizes, endpoints), so adding or changing one generator leaves the draws of the
+//! others untouched. Generators are lazy: one pending arrival event each, never a pre-built list of flows.
+//!
+//! Load calibration (Poisson): a host sends flows at rate
+//!     λ_host = load · R_host / (8 · E[wire bytes of a flow]),
+//!     E[wire bytes] = E[S] + E[⌈S / MSS⌉] · (header + per-packet wire overhead),
+//! so `load` is the mean utilization of host uplinks by data packets (ACKs excluded), the definition used
+//! by pFabric's ns-2 scripts. The aggregate process over H hosts is Poisson with rate H · λ_host.
+
+use crate::engine::Rng;
+use crate::units::{NodeId, Time};
+use std::sync::Arc;
+use tailsim_workload::{SizeCdf, TraceFlow};
+
+/// Flow sizes: a distribution or a constant.
+#[derive(Clone)]
+pub enum Sizes {
+    Cdf(Arc<SizeCdf>),
+    Fixed(u64),
+}
+
+impl Sizes {
+    fn draw(&self, rng: &mut Rng) -> u64 {
+        match self {
+            Sizes::Cdf(c) => c.sample(rng.uniform()),
+            Sizes::Fixed(s) => *s,
+        }
+    }
+    /// E[S] and E[⌈S/mss⌉].
+    pub fn means(&self, mss: u64) -> (f64, f64) {
+        match self {
+            Sizes::Cdf(c) => (c.mean_bytes(), c.mean_packets(mss)),
+            Sizes::Fixed(s) => (*s as f64, s.div_ceil(mss) as f64),
+        }
+    }
+}
+
+/// Who talks to whom.
+#[derive(Clone)]
+pub enum Pattern {
+    /// Uniformly random source, uniformly random destination ≠ source.
+    AllToAll,
+    /// Source uniformly random, destination fixed by a random derangement drawn at start.
+    Permutation(Vec<u32>),
+}
+
+pub enum Generator {
+    Poisson {
+        hosts: u32,
+        pattern: Pattern,
+        sizes: Sizes,
+        /// Mean gap of the aggregate process, in picoseconds.
+        mean_gap_ps: f64,
+        next_at: f64,
+        remaining: Option<u64>,
+        until: Option<Time>,
+        gap_rng: Rng,
+        size_rng: Rng,
+        pair_rng: Rng,
+    },
+    /// N senders → 1 receiver, `count` times, every `interval`.
+    Incast {
+        hosts: u32,
+        senders: u32,
+        dst: Option<u32>,
+        sizes: Sizes,
+        next_at: Time,
+        interval: Time,
+        remaining: u64,
+        rng: Rng,
+        size_rng: Rng,
+    },
+    /// Explicit flows (trace file, htsim connection matrix, permutation round), sorted by start time.
+    List { flows: Vec<TraceFlow>, next: usize },
+}
+
+/// A flow a generator releases: (src, dst, size).
+pub type NewFlow = (NodeId, NodeId, u64);
+
+impl Generator {
+    /// A random derangement of 0..n (no host sends to itself).
+    pub fn derangement(n: u32, rng: &mut Rng) -> Vec<u32> {
+        loop {
+            let mut p: Vec<u32> = (0..n).collect();
+            for i in (1..n as usize).rev() {
+                let j = rng.below(i as u32 + 1) as usize;
+                p.swap(i, j);
+            }
+            if p.iter().enumerate().all(|(i, &d)| i as u32 != d) {
+                return p;
+            }
+        }
+    }
+
+    /// Time of the next arrival, if any.
+    pub fn next_time(&self) -> Option<Time> {
+        match self {
+            Generator::Poisson { next_at, remaining, until, .. } => {
+                let t = Time(next_at.round() as u64);
+                if *remaining == Some(0) || until.is_some_and(|u| t >= u) {
+                    None
+                } else {
+                    Some(t)
+                }
+            }
+            Generator::Incast { next_at, remaining, .. } => (*remaining > 0).then_some(*next_at),
+            Generator::List { flows, next } => flows.get(*next).map(|f| Time(f.start_ps)),
+        }
+    }
+
+    /// Release the flows due now into `out` and advance.
+    pub fn release(&mut self, out: &mut Vec<NewFlow>) {
+        match self {
+            Generator::Poisson { hosts, pattern, sizes, mean_gap_ps, next_at, remaining, gap_rng, size_rng, pair_rng, .. } => {
+                let src = pair_rng.below(*hosts);
+                let dst = match pattern {
+                    Pattern::AllToAll => {
+                        let d = pair_rng.below(*hosts - 1);
+                        if d >= src { d + 1 } else { d }
+                    }
+                    Pattern::Permutation(p) => p[src as usize],
+                };
+                out.push((NodeId(src), NodeId(dst), sizes.draw(size_rng)));
+                if let Some(r) = remaining {
+                    *r -= 1;
+                }
+                *next_at += gap_rng.exp(*mean_gap_ps);
+            }
+            Generator::Incast { hosts, senders, dst, sizes, next_at, interval, remaining, rng, size_rng } => {
+                let d = dst.unwrap_or_else(|| rng.below(*hosts));
+                // Choose `senders` distinct hosts other than d (partial Fisher–Yates over the others).
+                let mut others: Vec<u32> = (0..*hosts).filter(|&h| h != d).collect();
+                for i in 0..*senders as usize {
+                    let j = i + rng.below((others.len() - i) as u32) as usize;
+                    others.swap(i, j);
+                    out.push((NodeId(others[i]), NodeId(d), sizes.draw(size_rng)));
+                }
+                *remaining -= 1;
+                *next_at += *interval;
+            }
+            Generator::List { flows, next } => {
+                let t = flows[*next].start_ps;
+                while let Some(f) = flows.get(*next).filter(|f| f.start_ps == t) {
+                    out.push((NodeId(f.src), NodeId(f.dst), f.size_bytes));
+                    *next += 1;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! Transports. Each is a variant of [`Transport`] that owns its per-flow (and, for receiver-driven
+//! protocols, per-host) state, and reacts to three things: a flow starting, a packet reaching one of its
+//! hosts, and one of its timers firing. It acts through [`Ctx`]: send a packet, set a timer, report progress.
+
+pub mod tcp;
+
+use crate::engine::{Event, EventQueue, TimerKind};
+use crate::net::packet::Packet;
+use crate::net::{Network, Packets};
+use crate::units::{FlowSlot, NodeId, PktId, Time};
+
+/// A flow handed to a transport by the workload.
+#[derive(Clone, Copy, Debug)]
+pub struct FlowSpec {
+    pub id: u64,
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub size: u64,
+    pub start: Time,
+}
+
+/// What a transport reports about a flow.
+#[derive(Clone, Copy, Debug)]
+pub enum FlowEvent {
+    /// The receiver holds every byte: the flow's completion time.
+    Received { id: u64, at: Time },
+    /// The sender has every byte acknowledged and dropped its state.
+    Closed { id: u64, retransmits: u32, timeouts: u32 },
+}
+
+/// The transport's window onto the simulation.
+pub struct Ctx<'a> {
+    pub now: Time,
+    pub ev: &'a mut EventQueue,
+    pub pk: &'a mut Packets,
+    pub net: &'a mut Network,
+    pub events: &'a mut Vec<FlowEvent>,
+}
+
+impl Ctx<'_> {
+    #[inline]
+    pub fn send(&mut self, host: NodeId, p: Packet) {
+        let id = self.pk.alloc(p);
+        self.net.host_send(self.now, self.ev, self.pk, host, id);
+    }
+    #[inline]
+    pub fn report(&mut self, e: FlowEvent) {
+        self.events.push(e);
+    }
+}
+
+/// A lazily-cancelled timer: at most one event pending; moving the deadline later costs nothing, and a
+/// stale event is recognised on arrival. This keeps the event queue from filling with dead RTO events.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timer {
+    deadline: Option<Time>,
+    pending: Option<Time>,
+}
+
+impl Timer {
+    pub fn set(&mut self, ctx: &mut Ctx, at: Time, slot: FlowSlot, gen: u32, kind: TimerKind) {
+        self.deadline = Some(at);
+        if self.pending.map_or(true, |p| p > at) {
+            self.pending = Some(at);
+            ctx.ev.schedule(at, Event::Timer(slot, gen, kind));
+        }
+    }
+    pub fn cancel(&mut self) {
+        self.deadline = None;
+    }
+    pub fn armed(&self) -> bool {
+        self.deadline.is_some()
+    }
+    /// Called when an event for this timer fires; true when the timer really expired now.
+    pub fn fire(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32, kind: TimerKind) -> bool {
+        if self.pending != Some(ctx.now) {
+            return false; // superseded by an earlier event
+        }
+        self.pending = None;
+        match self.deadline {
+            Some(d) if d <= ctx.now => {
+                self.deadline = None;
+                true
+            }
+            Some(d) => {
+                self.pending = Some(d);
+                ctx.ev.schedule(d, Event::Timer(slot, gen, kind));
+                false
+            }
+            None => false,
+        }
+    }
+}
+
+/// Every transport tailsim runs.
+pub enum Transport {
+    Tcp(tcp::Tcp),
+}
+
+impl Transport {
+    pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
+        match self {
+            Transport::Tcp(t) => t.start_flow(ctx, f),
+        }
+    }
+    pub fn on_packet(&mut self, ctx: &mut Ctx, host: NodeId, id: PktId) {
+        match self {
+            Transport::Tcp(t) => t.on_packet(ctx, host, id),
+        }
+    }
+    pub fn on_timer(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32, kind: TimerKind) {
+        match self {
+            Transport::Tcp(t) => t.on_timer(ctx, slot, gen, kind),
+        }
+    }
+    /// Flows with live state.
+    pub fn active_flows(&self) -> usize {
+        match self {
+            Transport::Tcp(t) => t.active(),
+        }
+    }
+}

@@ -1,0 +1,562 @@
+//! TCP NewReno with SACK-based loss recovery (RFC 5681, 6582, 6675, 6298), and DCTCP (RFC 8257).
+//!
+//! Sequence space is counted in segments (every segment is a full MSS except the flow's last), so the
+//! scoreboard is one flag byte per segment. Flows start without a handshake, as in ns-2 and htsim. Every
+//! deviation from the RFCs and Linux is listed in docs/transport-tcp.md.
+
+use super::{Ctx, FlowEvent, FlowSpec, Timer};
+use crate::engine::{Slab, TimerKind};
+use crate::net::packet::{Packet, PktKind, SACK_BLOCKS};
+use crate::units::{FlowSlot, NodeId, PktId, Time};
+
+/// Congestion control on top of the shared loss recovery.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CongestionControl {
+    NewReno,
+    /// DCTCP with gain g and initial alpha.
+    Dctcp { g: f64, alpha_init: f64 },
+}
+
+#[derive(Clone, Debug)]
+pub struct TcpConfig {
+    pub mss: u32,
+    pub header: u32,
+    pub ack_size: u32,
+    pub init_cwnd: u32,
+    pub min_rto: Time,
+    pub max_rto: Time,
+    pub init_rto: Time,
+    pub dupthresh: u32,
+    /// Segments per ACK (1 = no delayed ACK).
+    pub delayed_ack: u32,
+    pub delayed_ack_timeout: Time,
+    pub sack: bool,
+    pub cc: CongestionControl,
+    /// Strict-priority class of all packets.
+    pub class: u8,
+}
+
+// Scoreboard flags per segment.
+const SACKED: u8 = 1;
+const LOST: u8 = 2;
+const RETX: u8 = 4;
+const INFLIGHT: u8 = 8;
+
+struct Flow {
+    id: u64,
+    src: NodeId,
+    dst: NodeId,
+    hash: u32,
+    nsegs: u32,
+    last_payload: u32,
+    // --- sender ---
+    una: u32,
+    nxt: u32,
+    flags: Vec<u8>,
+    /// Segments in flight (RFC 6675 "pipe"): flagged INFLIGHT.
+    pipe: u32,
+    cwnd: f64,
+    ssthresh: f64,
+    /// NewReno window inflation (non-SACK recovery only).
+    inflate: u32,
+    dupacks: u32,
+    in_recovery: bool,
+    recover: u32,
+    /// No fast retransmit for data sent before the last timeout (RFC 6582 §4.2).
+    rto_recover: u32,
+    high_sacked: u32,
+    /// Segments below this were checked for SACK-based loss (or marked lost by a timeout).
+    lost_mark: u32,
+    retx_hint: u32,
+    srtt: f64,
+    rttvar: f64,
+    rto: Time,
+    rto_timer: Timer,
+    alpha: f64,
+    win_end: u32,
+    acked_win: u32,
+    marked_win: u32,
+    cwr_end: u32,
+    retransmits: u32,
+    timeouts: u32,
+    // --- receiver ---
+    rcv_nxt: u32,
+    /// Out-of-order segment ranges [a, b), sorted, disjoint, all above rcv_nxt.
+    ooo: Vec<(u32, u32)>,
+    last_ooo: u32,
+    pending_acks: u32,
+    ce_state: bool,
+    last_ts: Time,
+    delack_timer: Timer,
+    received: bool,
+}
+
+/// The TCP transport: all flows' state.
+pub struct Tcp {
+    cfg: TcpConfig,
+    flows: Slab<Flow>,
+    /// Generation per slot, bumped when a flow's state is freed.
+    gens: Vec<u32>,
+}
+
+impl Tcp {
+    pub fn new(cfg: TcpConfig) -> Tcp {
+        Tcp { cfg, flows: Slab::default(), gens: Vec::new() }
+    }
+
+    pub fn active(&self) -> usize {
+        self.flows.live()
+    }
+
+    pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
+        let mss = self.cfg.mss as u64;
+        let nsegs = f.size.div_ceil(mss).max(1) as u32;
+        let last_payload = (f.size - (nsegs as u64 - 1) * mss) as u32;
+        let alpha = match self.cfg.cc {
+            CongestionControl::Dctcp { alpha_init, .. } => alpha_init,
+            _ => 0.0,
+        };
+        let flow = Flow {
+            id: f.id,
+            src: f.src,
+            dst: f.dst,
+            hash: (f.id as u32).wrapping_mul(0x9E37_79B1) ^ (f.src.0 << 16) ^ f.dst.0,
+            nsegs,
+            last_payload,
+            una: 0,
+            nxt: 0,
+            flags: vec![0; nsegs as usize],
+            pipe: 0,
+            cwnd: self.cfg.init_cwnd as f64,
+            ssthresh: f64::MAX,
+            inflate: 0,
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            rto_recover: 0,
+            high_sacked: 0,
+            lost_mark: 0,
+            retx_hint: 0,
+            srtt: 0.0,
+            rttvar: 0.0,
+            rto: self.cfg.init_rto.max(self.cfg.min_rto),
+            rto_timer: Timer::default(),
+            alpha,
+            win_end: 0,
+            acked_win: 0,
+            marked_win: 0,
+            cwr_end: 0,
+            retransmits: 0,
+            timeouts: 0,
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            last_ooo: 0,
+            pending_acks: 0,
+            ce_state: false,
+            last_ts: Time::ZERO,
+            delack_timer: Timer::default(),
+            received: false,
+        };
+        let slot = self.flows.insert(flow);
+        if slot as usize >= self.gens.len() {
+            self.gens.push(0);
+        }
+        self.try_send(ctx, FlowSlot(slot));
+    }
+
+    pub fn on_packet(&mut self, ctx: &mut Ctx, _host: NodeId, id: PktId) {
+        let p = *ctx.pk.get(id);
+        ctx.pk.consume(id);
+        if self.gens.get(p.flow.idx()) != Some(&p.flow_gen) {
+            return; // a late packet of a flow that has already closed
+        }
+        match p.kind {
+            PktKind::Data => self.on_data(ctx, p),
+            PktKind::Ack => self.on_ack(ctx, p),
+        }
+    }
+
+    pub fn on_timer(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32, kind: TimerKind) {
+        if self.gens.get(slot.idx()) != Some(&gen) {
+            return;
+        }
+        let f = self.flows.get_mut(slot.0);
+        match kind {
+            TimerKind::Retransmit => {
+                if f.rto_timer.fire(ctx, slot, gen, kind) {
+                    self.on_rto(ctx, slot);
+                }
+            }
+            TimerKind::DelayedAck => {
+                if f.delack_timer.fire(ctx, slot, gen, kind) && f.pending_acks > 0 {
+                    let ece = f.ce_state;
+                    self.send_ack(ctx, slot, ece);
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ receiver
+
+    fn on_data(&mut self, ctx: &mut Ctx, p: Packet) {
+        let slot = p.flow;
+        let gen = p.flow_gen;
+        let dctcp = matches!(self.cfg.cc, CongestionControl::Dctcp { .. });
+        let (delack, delack_to) = (self.cfg.delayed_ack, self.cfg.delayed_ack_timeout);
+        // DCTCP's receiver state machine: when CE flips with an ACK pending, ACK the earlier segments at once
+        // with the old ECE value so the sender sees the exact marked fraction (RFC 8257 §3.2).
+        {
+            let f = self.flows.get_mut(slot.0);
+            if dctcp && p.ce != f.ce_state && f.pending_acks > 0 {
+                let old = f.ce_state;
+                self.send_ack(ctx, slot, old);
+            }
+        }
+        let f = self.flows.get_mut(slot.0);
+        if dctcp {
+            f.ce_state = p.ce;
+        }
+        f.last_ts = p.ts;
+        let s = p.seq;
+        let mut immediate = false;
+        if s < f.rcv_nxt || f.ooo.iter().any(|&(a, b)| a <= s && s < b) {
+            immediate = true; // duplicate: ACK at once so the sender learns
+        } else if s == f.rcv_nxt {
+            f.rcv_nxt += 1;
+            if let Some(&(a, b)) = f.ooo.first() {
+                if a == f.rcv_nxt {
+                    f.rcv_nxt = b;
+                    f.ooo.remove(0);
+                }
+                immediate = true; // filled (part of) a hole: RFC 5681 asks for an immediate ACK
+            }
+        } else {
+            insert_range(&mut f.ooo, s);
+            f.last_ooo = s;
+            immediate = true; // out of order: duplicate ACK with SACK at once
+        }
+        if f.rcv_nxt == f.nsegs && !f.received {
+            f.received = true;
+            immediate = true;
+            ctx.report(FlowEvent::Received { id: f.id, at: ctx.now });
+        }
+        f.pending_acks += 1;
+        if immediate || f.pending_acks >= delack {
+            f.delack_timer.cancel();
+            let ece = f.ce_state;
+            self.send_ack(ctx, slot, ece);
+        } else if !f.delack_timer.armed() {
+            f.delack_timer.set(ctx, ctx.now + delack_to, slot, gen, TimerKind::DelayedAck);
+        }
+    }
+
+    fn send_ack(&mut self, ctx: &mut Ctx, slot: FlowSlot, ece: bool) {
+        let gen = self.gens[slot.idx()];
+        let f = self.flows.get_mut(slot.0);
+        f.pending_acks = 0;
+        let mut a = Packet::new(PktKind::Ack, slot, gen, f.dst, f.src);
+        a.size = self.cfg.ack_size;
+        a.seq = f.rcv_nxt;
+        a.ece = ece;
+        a.ts = f.last_ts;
+        a.class = self.cfg.class;
+        a.hash = f.hash.rotate_left(16) ^ 0x5555;
+        if self.cfg.sack && !f.ooo.is_empty() {
+            // Most recent block first (RFC 2018), then the highest others.
+            let mut n = 0;
+            if let Some(&blk) = f.ooo.iter().find(|&&(x, y)| x <= f.last_ooo && f.last_ooo < y) {
+                a.sack[0] = blk;
+                n = 1;
+            }
+            for &blk in f.ooo.iter().rev() {
+                if n == SACK_BLOCKS {
+                    break;
+                }
+                if n == 1 && a.sack[0] == blk {
+                    continue;
+                }
+                a.sack[n] = blk;
+                n += 1;
+            }
+        }
+        let host = f.dst;
+        ctx.send(host, a);
+    }
+
+    // ------------------------------------------------------------------ sender
+
+    fn on_ack(&mut self, ctx: &mut Ctx, p: Packet) {
+        let cfg = &self.cfg;
+        let slot = p.flow;
+        let f = self.flows.get_mut(slot.0);
+        if f.una == f.nsegs {
+            return;
+        }
+        let ack = p.seq.min(f.nxt);
+        // SACK scoreboard.
+        let mut newly_sacked = 0;
+        if cfg.sack {
+            for &(a, b) in p.sack.iter().filter(|b| b.1 > 0) {
+                for s in a.max(f.una)..b.min(f.nxt) {
+                    let fl = &mut f.flags[s as usize];
+                    if *fl & SACKED == 0 {
+                        if *fl & INFLIGHT != 0 {
+                            f.pipe -= 1;
+                        }
+                        *fl = SACKED;
+                        newly_sacked += 1;
+                    }
+                }
+                f.high_sacked = f.high_sacked.max(b.min(f.nxt));
+            }
+        }
+        let advanced = ack > f.una;
+        let mut newly_acked = 0;
+        if advanced {
+            // RTT from the echoed timestamp (every ACK gives a valid sample, so Karn's rule is not needed).
+            let r = (ctx.now - p.ts).0 as f64;
+            if f.srtt == 0.0 {
+                f.srtt = r;
+                f.rttvar = r / 2.0;
+            } else {
+                f.rttvar = 0.75 * f.rttvar + 0.25 * (f.srtt - r).abs();
+                f.srtt = 0.875 * f.srtt + 0.125 * r;
+            }
+            let rto = Time((f.srtt + 4.0 * f.rttvar) as u64);
+            f.rto = rto.max(cfg.min_rto).min(cfg.max_rto);
+            for s in f.una..ack {
+                if f.flags[s as usize] & INFLIGHT != 0 {
+                    f.pipe -= 1;
+                }
+            }
+            newly_acked = ack - f.una;
+            f.una = ack;
+            f.dupacks = 0;
+            f.retx_hint = f.retx_hint.max(ack);
+            f.lost_mark = f.lost_mark.max(ack);
+        } else if f.una < f.nxt {
+            f.dupacks += 1;
+        }
+        // DCTCP: estimate the marked fraction once per window of data; cut once per window on ECE.
+        if let CongestionControl::Dctcp { g, .. } = cfg.cc {
+            let acked = newly_acked + newly_sacked;
+            f.acked_win += acked;
+            if p.ece {
+                f.marked_win += acked;
+            }
+            if f.una >= f.win_end && advanced {
+                if f.acked_win > 0 {
+                    let frac = f.marked_win as f64 / f.acked_win as f64;
+                    f.alpha = (1.0 - g) * f.alpha + g * frac;
+                }
+                f.acked_win = 0;
+                f.marked_win = 0;
+                f.win_end = f.nxt;
+            }
+            if p.ece && !f.in_recovery && (f.una >= f.cwr_end || f.cwr_end == 0) {
+                f.cwnd = (f.cwnd * (1.0 - f.alpha / 2.0)).max(1.0);
+                f.ssthresh = f.cwnd.max(2.0);
+                f.cwr_end = f.nxt;
+            }
+        }
+        // Loss recovery.
+        if f.in_recovery {
+            if f.una >= f.recover {
+                f.in_recovery = false;
+                f.cwnd = f.ssthresh;
+                f.inflate = 0;
+            } else if !cfg.sack {
+                if advanced {
+                    // NewReno partial ACK: the next hole is lost too; deflate by what was acked.
+                    mark_lost(f, f.una);
+                    f.inflate = f.inflate.saturating_sub(newly_acked);
+                } else {
+                    f.inflate += 1;
+                }
+            }
+        } else if f.una >= f.rto_recover
+            && f.una < f.nxt
+            && (f.dupacks >= cfg.dupthresh || (cfg.sack && sack_lost_limit(f, cfg.dupthresh) > f.una))
+        {
+            f.in_recovery = true;
+            f.recover = f.nxt;
+            f.ssthresh = ((f.nxt - f.una) as f64 / 2.0).max(2.0);
+            f.cwnd = f.ssthresh;
+            f.inflate = if cfg.sack { 0 } else { cfg.dupthresh };
+            mark_lost(f, f.una);
+        } else if advanced {
+            if f.cwnd < f.ssthresh {
+                f.cwnd += newly_acked as f64;
+            } else {
+                f.cwnd += newly_acked as f64 / f.cwnd;
+            }
+        }
+        if f.in_recovery && cfg.sack {
+            let limit = sack_lost_limit(f, cfg.dupthresh);
+            for s in f.lost_mark.max(f.una)..limit {
+                let fl = f.flags[s as usize];
+                if fl & (SACKED | LOST | RETX) == 0 {
+                    mark_lost(f, s);
+                }
+            }
+            f.lost_mark = f.lost_mark.max(limit);
+        }
+        if f.una == f.nsegs {
+            f.rto_timer.cancel();
+            let (id, retransmits, timeouts) = (f.id, f.retransmits, f.timeouts);
+            ctx.report(FlowEvent::Closed { id, retransmits, timeouts });
+            self.flows.remove(slot.0);
+            self.gens[slot.idx()] += 1;
+            return;
+        }
+        if advanced {
+            let (at, gen) = (ctx.now + f.rto, self.gens[slot.idx()]);
+            f.rto_timer.set(ctx, at, slot, gen, TimerKind::Retransmit);
+        }
+        self.try_send(ctx, slot);
+    }
+
+    fn on_rto(&mut self, ctx: &mut Ctx, slot: FlowSlot) {
+        let max_rto = self.cfg.max_rto;
+        let f = self.flows.get_mut(slot.0);
+        f.timeouts += 1;
+        f.ssthresh = ((f.nxt - f.una) as f64 / 2.0).max(2.0);
+        f.cwnd = 1.0;
+        f.in_recovery = false;
+        f.inflate = 0;
+        f.dupacks = 0;
+        f.rto_recover = f.nxt;
+        for s in f.una..f.nxt {
+            let fl = &mut f.flags[s as usize];
+            if *fl & SACKED == 0 {
+                if *fl & INFLIGHT != 0 {
+                    f.pipe -= 1;
+                }
+                *fl = LOST;
+            }
+        }
+        f.lost_mark = f.nxt;
+        f.retx_hint = f.una;
+        f.rto = Time((f.rto.0 * 2).min(max_rto.0));
+        self.try_send(ctx, slot);
+    }
+
+    fn try_send(&mut self, ctx: &mut Ctx, slot: FlowSlot) {
+        let gen = self.gens[slot.idx()];
+        let cfg = &self.cfg;
+        let f = self.flows.get_mut(slot.0);
+        let wnd = (f.cwnd as u32).max(1) + f.inflate;
+        while f.pipe < wnd {
+            let seg = match next_lost(f) {
+                Some(s) => {
+                    f.flags[s as usize] = (f.flags[s as usize] & !LOST) | RETX | INFLIGHT;
+                    f.retransmits += 1;
+                    s
+                }
+                None if f.nxt < f.nsegs => {
+                    f.flags[f.nxt as usize] |= INFLIGHT;
+                    f.nxt += 1;
+                    f.nxt - 1
+                }
+                None => break,
+            };
+            f.pipe += 1;
+            let mut p = Packet::new(PktKind::Data, slot, gen, f.src, f.dst);
+            p.payload = if seg + 1 == f.nsegs { f.last_payload } else { cfg.mss };
+            p.size = p.payload + cfg.header;
+            p.seq = seg;
+            p.ts = ctx.now;
+            p.class = cfg.class;
+            p.ect = matches!(cfg.cc, CongestionControl::Dctcp { .. });
+            p.hash = f.hash;
+            let src = f.src;
+            ctx.send(src, p);
+        }
+        if f.una < f.nxt && !f.rto_timer.armed() {
+            let at = ctx.now + f.rto;
+            f.rto_timer.set(ctx, at, slot, gen, TimerKind::Retransmit);
+        }
+    }
+}
+
+fn mark_lost(f: &mut Flow, s: u32) {
+    let fl = &mut f.flags[s as usize];
+    if *fl & (SACKED | RETX) != 0 {
+        return;
+    }
+    if *fl & INFLIGHT != 0 {
+        f.pipe -= 1;
+    }
+    *fl = LOST;
+    f.retx_hint = f.retx_hint.min(s);
+    f.lost_mark = f.lost_mark.max(s + 1);
+}
+
+/// RFC 6675 IsLost: segments below the returned index have at least `dupthresh` SACKed segments above them.
+fn sack_lost_limit(f: &Flow, dupthresh: u32) -> u32 {
+    let mut count = 0;
+    let mut s = f.high_sacked;
+    while s > f.una {
+        s -= 1;
+        if f.flags[s as usize] & SACKED != 0 {
+            count += 1;
+            if count == dupthresh {
+                return s;
+            }
+        }
+    }
+    f.una
+}
+
+fn next_lost(f: &mut Flow) -> Option<u32> {
+    let mut s = f.retx_hint.max(f.una);
+    while s < f.lost_mark.min(f.nxt) {
+        if f.flags[s as usize] & (LOST | RETX) == LOST {
+            f.retx_hint = s + 1;
+            return Some(s);
+        }
+        s += 1;
+    }
+    f.retx_hint = s;
+    None
+}
+
+/// Insert segment `s` into the sorted disjoint range list, merging neighbours.
+fn insert_range(r: &mut Vec<(u32, u32)>, s: u32) {
+    let i = r.partition_point(|&(_, b)| b < s);
+    if i < r.len() && r[i].0 <= s && s < r[i].1 {
+        return;
+    }
+    let joins_left = i < r.len() && r[i].1 == s;
+    let joins_right_idx = if joins_left { i + 1 } else { i };
+    let joins_right = joins_right_idx < r.len() && r[joins_right_idx].0 == s + 1;
+    match (joins_left, joins_right) {
+        (true, true) => {
+            r[i].1 = r[i + 1].1;
+            r.remove(i + 1);
+        }
+        (true, false) => r[i].1 = s + 1,
+        (false, true) => r[i].0 = s,
+        (false, false) => r.insert(i, (s, s + 1)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn ranges_merge() {
+        let mut r = vec![];
+        insert_range(&mut r, 5);
+        insert_range(&mut r, 7);
+        assert_eq!(r, vec![(5, 6), (7, 8)]);
+        insert_range(&mut r, 6);
+        assert_eq!(r, vec![(5, 8)]);
+        insert_range(&mut r, 4);
+        insert_range(&mut r, 8);
+        insert_range(&mut r, 1);
+        assert_eq!(r, vec![(1, 2), (4, 9)]);
+        insert_range(&mut r, 6);
+        assert_eq!(r, vec![(1, 2), (4, 9)]);
+    }
+}

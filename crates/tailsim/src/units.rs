@@ -1,0 +1,145 @@
+//! Unit newtypes. A rate never gets added to a size: every quantity that crosses a module boundary is typed.
+//!
+//! Time is integer picoseconds: 1 B at 100 Gbps is 80 ps exactly, and integer time keeps event order and
+//! results bit-identical across machines.
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+/// Simulated time or duration, in picoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Time(pub u64);
+
+impl Time {
+    pub const ZERO: Time = Time(0);
+    pub const MAX: Time = Time(u64::MAX);
+    pub const fn ps(v: u64) -> Time {
+        Time(v)
+    }
+    pub const fn ns(v: u64) -> Time {
+        Time(v * 1_000)
+    }
+    pub const fn us(v: u64) -> Time {
+        Time(v * 1_000_000)
+    }
+    pub const fn ms(v: u64) -> Time {
+        Time(v * 1_000_000_000)
+    }
+    pub fn from_secs_f64(s: f64) -> Time {
+        Time((s * 1e12).round() as u64)
+    }
+    pub fn secs(self) -> f64 {
+        self.0 as f64 * 1e-12
+    }
+    pub fn micros(self) -> f64 {
+        self.0 as f64 * 1e-6
+    }
+    pub fn saturating_sub(self, o: Time) -> Time {
+        Time(self.0.saturating_sub(o.0))
+    }
+}
+
+impl Add for Time {
+    type Output = Time;
+    fn add(self, o: Time) -> Time {
+        Time(self.0 + o.0)
+    }
+}
+impl AddAssign for Time {
+    fn add_assign(&mut self, o: Time) {
+        self.0 += o.0
+    }
+}
+impl Sub for Time {
+    type Output = Time;
+    fn sub(self, o: Time) -> Time {
+        Time(self.0 - o.0)
+    }
+}
+
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ps = self.0;
+        if ps >= 1_000_000_000_000 {
+            write!(f, "{:.6}s", self.secs())
+        } else if ps >= 1_000_000_000 {
+            write!(f, "{:.3}ms", ps as f64 * 1e-9)
+        } else if ps >= 1_000_000 {
+            write!(f, "{:.3}us", ps as f64 * 1e-6)
+        } else {
+            write!(f, "{:.3}ns", ps as f64 * 1e-3)
+        }
+    }
+}
+
+/// A byte count (packet size, buffer size, flow size).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Bytes(pub u64);
+
+/// A link rate in bits per second.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BitsPerSec(pub u64);
+
+impl BitsPerSec {
+    pub const fn gbps(g: u64) -> BitsPerSec {
+        BitsPerSec(g * 1_000_000_000)
+    }
+    /// Serialization time of `bytes` at this rate, rounded up to the next picosecond so that a link is never
+    /// faster than its rate.
+    #[inline]
+    pub fn tx_time(self, bytes: u64) -> Time {
+        let num = bytes as u128 * 8 * 1_000_000_000_000u128;
+        let r = self.0 as u128;
+        Time(num.div_ceil(r) as u64)
+    }
+}
+
+impl fmt::Display for BitsPerSec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}Gbps", self.0 as f64 / 1e9)
+    }
+}
+
+macro_rules! id_type {
+    ($(#[$m:meta])* $name:ident) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(pub u32);
+        impl $name {
+            #[inline]
+            pub fn idx(self) -> usize {
+                self.0 as usize
+            }
+        }
+    };
+}
+
+id_type!(
+    /// A node: hosts are numbered first (host i is node i), then switches.
+    NodeId
+);
+id_type!(
+    /// An egress port together with the directed link it drives.
+    PortId
+);
+id_type!(
+    /// A packet's slot in the packet arena.
+    PktId
+);
+id_type!(
+    /// A flow's slot in the flow table (slots are reused; packets also carry a generation).
+    FlowSlot
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn serialization_is_exact_or_rounded_up() {
+        assert_eq!(BitsPerSec::gbps(10).tx_time(1500), Time::ns(1200));
+        assert_eq!(BitsPerSec::gbps(40).tx_time(1500), Time::ns(300));
+        assert_eq!(BitsPerSec::gbps(100).tx_time(1), Time::ps(80));
+        // 1 B at 3 bps = 2.666..s -> rounded up
+        assert_eq!(BitsPerSec(3).tx_time(1), Time(2_666_666_666_667));
+    }
+}
