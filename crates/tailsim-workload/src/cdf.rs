@@ -102,38 +102,82 @@ macro_rules! builtin {
 /// versions most papers mean: pFabric's packet tables for web search and
 /// data mining, the SIGCOMM'18 numbering for Homa.
 static BUILTINS: &[Builtin] = &[
-    builtin!("websearch", "websearch_pfabric-ns2_packets.txt", Linear, 1460,
-        "pFabric (SIGCOMM'13) ns-2 scripts: linear, rounded up to whole 1460 B packets"),
-    builtin!("datamining", "datamining_pfabric-ns2_packets.txt", Linear, 1460,
-        "pFabric (SIGCOMM'13) ns-2 scripts: linear, rounded up to whole 1460 B packets"),
-    builtin!("websearch-hpcc", "websearch_hpcc_bytes.txt", Linear, 1,
-        "HPCC (SIGCOMM'19) traffic_gen.py, also Parsimon/m3: linear in bytes"),
-    builtin!("datamining-netbench", "datamining_netbench_bytes.txt", Step, 1,
-        "NetBench, upper-bound variant: next"),
+    builtin!(
+        "websearch",
+        "websearch_pfabric-ns2_packets.txt",
+        Linear,
+        1460,
+        "pFabric (SIGCOMM'13) ns-2 scripts: linear, rounded up to whole 1460 B packets"
+    ),
+    builtin!(
+        "datamining",
+        "datamining_pfabric-ns2_packets.txt",
+        Linear,
+        1460,
+        "pFabric (SIGCOMM'13) ns-2 scripts: linear, rounded up to whole 1460 B packets"
+    ),
+    builtin!(
+        "websearch-hpcc",
+        "websearch_hpcc_bytes.txt",
+        Linear,
+        1,
+        "HPCC (SIGCOMM'19) traffic_gen.py, also Parsimon/m3: linear in bytes"
+    ),
+    builtin!("datamining-netbench", "datamining_netbench_bytes.txt", Step, 1, "NetBench, upper-bound variant: next"),
     builtin!("fb-hadoop", "fb-hadoop_hpcc_bytes.txt", Linear, 1, "HPCC FB_Hadoop: linear in bytes"),
-    builtin!("google-rpc", "google-rpc-2008_hpcc_bytes.txt", Linear, 1,
-        "HPCC GoogleRPC2008 (sizes of Homa W3): linear in bytes"),
+    builtin!(
+        "google-rpc",
+        "google-rpc-2008_hpcc_bytes.txt",
+        Linear,
+        1,
+        "HPCC GoogleRPC2008 (sizes of Homa W3): linear in bytes"
+    ),
     builtin!("ali-storage", "ali-storage-2019_hpcc_bytes.txt", Linear, 1, "HPCC AliStorage2019: linear in bytes"),
-    builtin!("fb-cachefollower", "fb-cachefollower-all_parsimon-eval_bytes.txt", Linear, 1,
-        "Parsimon/m3 Ecdf: linear in bytes"),
+    builtin!(
+        "fb-cachefollower",
+        "fb-cachefollower-all_parsimon-eval_bytes.txt",
+        Linear,
+        1,
+        "Parsimon/m3 Ecdf: linear in bytes"
+    ),
     builtin!("fb-hadoop-all", "fb-hadoop-all_parsimon-eval_bytes.txt", Linear, 1, "Parsimon/m3 Ecdf: linear in bytes"),
-    builtin!("fb-webserver-all", "fb-webserver-all_parsimon-eval_bytes.txt", Linear, 1,
-        "Parsimon/m3 Ecdf: linear in bytes"),
+    builtin!(
+        "fb-webserver-all",
+        "fb-webserver-all_parsimon-eval_bytes.txt",
+        Linear,
+        1,
+        "Parsimon/m3 Ecdf: linear in bytes"
+    ),
     builtin!("homa-w1", "homa_w1_homasim_bytes.txt", Step, 1, "Homa SIGCOMM'18 W1, HomaSimulation: next"),
     builtin!("homa-w2", "homa_w2_homasim_bytes.txt", Step, 1, "Homa SIGCOMM'18 W2, HomaSimulation: next"),
     builtin!("homa-w3", "homa_w3_homasim_bytes.txt", Step, 1, "Homa SIGCOMM'18 W3, HomaSimulation: next"),
     builtin!("homa-w4", "homa_w4_homasim_bytes.txt", Step, 1, "Homa SIGCOMM'18 W4, HomaSimulation: next"),
-    builtin!("homa-w5", "homa_w5_homasim_packets.txt", Step, 1442,
-        "Homa SIGCOMM'18 W5, HomaSimulation: next, packets of 1442 B"),
+    builtin!(
+        "homa-w5",
+        "homa_w5_homasim_packets.txt",
+        Step,
+        1442,
+        "Homa SIGCOMM'18 W5, HomaSimulation: next, packets of 1442 B"
+    ),
     builtin!("homa-w1-module", "homa_w1_homamodule_bytes.txt", Step, 1, "HomaModule cp_node W1: next"),
     builtin!("homa-w2-module", "homa_w2_homamodule_bytes.txt", Step, 1, "HomaModule cp_node W2: next"),
     builtin!("homa-w3-module", "homa_w3_homamodule_bytes.txt", Step, 1, "HomaModule cp_node W3: next"),
     builtin!("homa-w4-module", "homa_w4_homamodule_bytes.txt", Step, 1, "HomaModule cp_node W4: next"),
     builtin!("homa-w5-module", "homa_w5_homamodule_bytes.txt", Step, 1, "HomaModule cp_node W5: next"),
-    builtin!("homa-thesis-w3", "homa-thesis_w3_fabricated-heavy-middle_bytes.txt", Step, 1,
-        "Homa thesis W3 (not in the paper), HomaSimulation: next"),
-    builtin!("homa-thesis-w5", "homa-thesis_w5_fb-webserver_bytes.txt", Step, 1,
-        "Homa thesis W5 (not in the paper), HomaSimulation: next"),
+    builtin!(
+        "homa-thesis-w3",
+        "homa-thesis_w3_fabricated-heavy-middle_bytes.txt",
+        Step,
+        1,
+        "Homa thesis W3 (not in the paper), HomaSimulation: next"
+    ),
+    builtin!(
+        "homa-thesis-w5",
+        "homa-thesis_w5_fb-webserver_bytes.txt",
+        Step,
+        1,
+        "Homa thesis W5 (not in the paper), HomaSimulation: next"
+    ),
 ];
 
 impl SizeCdf {
@@ -188,9 +232,10 @@ impl SizeCdf {
         } else if (last - 1.0).abs() <= 1e-6 {
             1.0
         } else {
-            return Err(at(last_line, format!(
-                "the last cumulative probability is {last}; expected 1 (or 100 for percentages)"
-            )));
+            return Err(at(
+                last_line,
+                format!("the last cumulative probability is {last}; expected 1 (or 100 for percentages)"),
+            ));
         };
 
         let mut points: Vec<(f64, f64)> = Vec::with_capacity(rows.len());
@@ -207,11 +252,10 @@ impl SizeCdf {
                     return Err(at(*n, format!("sizes must not decrease, found {x} after {px}")));
                 }
                 if c < pc {
-                    return Err(at(*n, format!(
-                        "cumulative probabilities must not decrease, found {} after {}",
-                        c * scale,
-                        pc * scale
-                    )));
+                    return Err(at(
+                        *n,
+                        format!("cumulative probabilities must not decrease, found {} after {}", c * scale, pc * scale),
+                    ));
                 }
             }
             points.push((x, c.min(1.0)));
@@ -251,8 +295,11 @@ impl SizeCdf {
 
     /// Inverse-CDF draw: `u` in `[0, 1)` (values outside are clamped, NaN
     /// counts as 0) to a size in bytes, at least 1.
+    ///
+    /// `u = 0` is treated as the smallest positive `u`, so that a
+    /// zero-probability first point such as `0 0` is never drawn as a size.
     pub fn sample(&self, u: f64) -> u64 {
-        let u = if u.is_nan() { 0.0 } else { u.clamp(0.0, 1.0) };
+        let u = if u.is_nan() { f64::MIN_POSITIVE } else { u.clamp(f64::MIN_POSITIVE, 1.0) };
         let i = self.points.partition_point(|&(_, c)| c < u).min(self.points.len() - 1);
         let units = match (self.interp, i) {
             (Interp::Step, _) | (Interp::Linear, 0) => self.points[i].0,
@@ -314,7 +361,7 @@ impl SizeCdf {
             Interp::Linear if self.unit_bytes == 1 => {
                 self.pieces().map(|(p, lo, hi)| p * mean_ceil(lo, hi, mss as f64)).sum()
             }
-            Interp::Linear if self.unit_bytes % mss == 0 => {
+            Interp::Linear if self.unit_bytes.is_multiple_of(mss) => {
                 let units: f64 = self.pieces().map(|(p, lo, hi)| p * mean_ceil(lo, hi, 1.0)).sum();
                 units * (self.unit_bytes / mss) as f64
             }
@@ -379,9 +426,10 @@ fn read_directive(text: &str, into: &mut CdfOptions) -> Result<(), String> {
 ///
 /// With `F(x) = ∫_0^x ceil(t/m) dt` the answer is `(F(hi) - F(lo))/(hi - lo)`.
 /// `F` itself grows like `x²/2m`, so subtracting two large values would lose
-/// digits for narrow segments far from 0; we split `F(x) = x²/2m + S(x)`
-/// where the sawtooth part `S(x) = ∫_0^x (ceil(t/m) - t/m) dt` stays
-/// small, and integrate the linear part exactly as `(lo + hi)/2m`.
+/// digits for narrow segments far from 0; we split `F(x) = x²/2m + S(x)`,
+/// integrate the first part exactly as `(lo + hi)/2m`, and keep only the
+/// sawtooth part `S(x) = ∫_0^x (ceil(t/m) - t/m) dt`, which grows like `x/2`,
+/// for the subtraction.
 fn mean_ceil(lo: f64, hi: f64, m: f64) -> f64 {
     if hi <= lo {
         return (lo / m).ceil();
@@ -396,7 +444,6 @@ fn sawtooth(x: f64, m: f64) -> f64 {
     let r = x - q * m;
     q * m / 2.0 + r - r * r / (2.0 * m)
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -426,12 +473,12 @@ mod tests {
         let cases = [
             // u, step, linear
             (0.0, 100, 100),
-            (0.1, 100, 100),       // point mass of the first point
+            (0.1, 100, 100), // point mass of the first point
             (0.2, 100, 100),
-            (0.3, 300, 140),       // 100 + 200 * 0.1/0.5
+            (0.3, 300, 140), // 100 + 200 * 0.1/0.5
             (0.45, 300, 200),
             (0.7, 300, 300),
-            (0.71, 1000, 324),     // 300 + 700 * 0.01/0.3 = 323.3.. -> 324
+            (0.71, 1000, 324), // 300 + 700 * 0.01/0.3 = 323.3.. -> 324
             (0.85, 1000, 650),
             (0.999_999, 1000, 1000),
         ];
@@ -454,7 +501,7 @@ mod tests {
         let step = cdf(HAND, Interp::Step, 1);
         let linear = cdf(HAND, Interp::Linear, 1);
         assert!((step.mean_bytes() - 470.0).abs() < 1e-9); // .2*100 + .5*300 + .3*1000
-        // .2*100 + .5*E[ceil V], V~U[100,300] (=200.5) + .3*E[ceil V], V~U[300,1000] (=650.5)
+                                                           // .2*100 + .5*E[ceil V], V~U[100,300] (=200.5) + .3*E[ceil V], V~U[300,1000] (=650.5)
         assert!((linear.mean_bytes() - 315.4).abs() < 1e-9, "{}", linear.mean_bytes());
         // Packets of 250 B: step 1, 2, 4 packets.
         assert!((step.mean_packets(250) - 2.4).abs() < 1e-12);
@@ -468,7 +515,8 @@ mod tests {
         assert!((pk.mean_bytes() - 1750.0).abs() < 1e-9);
         assert!((pk.mean_packets(1000) - 1.75).abs() < 1e-12);
         assert!((pk.mean_packets(500) - 3.5).abs() < 1e-12);
-        assert!((pk.mean_packets(1460) - (1750.0 / 1460.0 + 0.5)).abs() < 1e-12); // documented approximation
+        assert!((pk.mean_packets(1460) - (1750.0 / 1460.0 + 0.5)).abs() < 1e-12);
+        // documented approximation
     }
 
     /// README "Mean, point masses" and "Mean, linear" columns (bytes, at the
@@ -507,8 +555,8 @@ mod tests {
     fn means_match_the_readme() {
         for &(file, unit, point_masses, linear) in README_MEANS {
             let text = shipped(file);
-            let step = SizeCdf::parse(&text, file, CdfOptions { interp: Some(Interp::Step), unit_bytes: Some(unit) })
-                .unwrap();
+            let step =
+                SizeCdf::parse(&text, file, CdfOptions { interp: Some(Interp::Step), unit_bytes: Some(unit) }).unwrap();
             let lin = SizeCdf::parse(&text, file, CdfOptions { interp: Some(Interp::Linear), unit_bytes: Some(unit) })
                 .unwrap();
             // The README rounds to whole bytes; allow that plus float noise.
@@ -516,10 +564,14 @@ mod tests {
             assert!(close(step.mean_bytes(), point_masses), "{file}: step {} vs {point_masses}", step.mean_bytes());
             let plain = linear_mean_without_ceil(&lin);
             assert!(close(plain, linear), "{file}: linear {plain} vs {linear}");
-            // Rounding each draw up to a whole unit adds E[ceil(V) - V],
-            // which lies in [0, 1) unit.
+            // Rounding each draw up to a whole unit adds E[ceil(V) - V]. All
+            // shipped sizes are whole units, so that is exactly 1/2 unit on
+            // every segment whose ends differ and 0 on point masses.
+            assert!(lin.points.iter().all(|p| p.0.fract() == 0.0), "{file}: fractional sizes");
+            let segments: f64 = lin.points.windows(2).filter(|w| w[1].0 > w[0].0).map(|w| w[1].1 - w[0].1).sum();
             let extra = lin.mean_bytes() - plain;
-            assert!((0.0..unit as f64).contains(&extra), "{file}: rounding adds {extra}");
+            let want = 0.5 * segments * unit as f64;
+            assert!((extra - want).abs() <= 1e-9 * (1.0 + plain), "{file}: rounding adds {extra}, expected {want}");
         }
     }
 
@@ -547,6 +599,8 @@ mod tests {
         assert_eq!((ws.sample(0.0), ws.sample(0.15), ws.max_bytes()), (6 * 1460, 6 * 1460, 20_000 * 1460));
         let w5 = SizeCdf::builtin("homa-w5").unwrap();
         assert_eq!((w5.sample(0.0), w5.max_bytes()), (1442, 20_000 * 1442));
+        let netbench = SizeCdf::builtin("datamining-netbench").unwrap();
+        assert_eq!((netbench.sample(0.0), netbench.sample(0.1), netbench.sample(0.1001)), (180, 180, 216));
         let w1 = SizeCdf::builtin("homa-w1").unwrap();
         assert_eq!((w1.sample(0.001), w1.max_bytes()), (1, 100_000));
     }
@@ -569,9 +623,8 @@ mod tests {
         let ws = SizeCdf::builtin("websearch").unwrap();
         let mut state = 0u64;
         let n = 200_000;
-        let total: f64 = (0..n)
-            .map(|_| ws.sample((splitmix64(&mut state) >> 11) as f64 / (1u64 << 53) as f64) as f64)
-            .sum();
+        let total: f64 =
+            (0..n).map(|_| ws.sample((splitmix64(&mut state) >> 11) as f64 / (1u64 << 53) as f64) as f64).sum();
         let (empirical, exact) = (total / n as f64, ws.mean_bytes());
         assert!((empirical / exact - 1.0).abs() < 0.01, "empirical {empirical} vs exact {exact}");
     }
@@ -609,8 +662,8 @@ mod tests {
         for c in [&percent, &ns2, &freq, &homasim] {
             assert_eq!(c.points, fraction.points);
         }
-        let d = SizeCdf::parse("# tailsim: interp=linear unit_bytes=1460\n1 0\n2 1\n", "x", CdfOptions::default())
-            .unwrap();
+        let d =
+            SizeCdf::parse("# tailsim: interp=linear unit_bytes=1460\n1 0\n2 1\n", "x", CdfOptions::default()).unwrap();
         assert_eq!((d.interp(), d.unit_bytes()), (Interp::Linear, 1460));
         let plain = SizeCdf::parse("1 1\n", "mine.txt", CdfOptions::default()).unwrap();
         assert_eq!((plain.interp(), plain.unit_bytes(), plain.mean_bytes()), (Interp::Step, 1, 1.0));
@@ -657,10 +710,13 @@ mod tests {
     #[test]
     #[ignore]
     fn print_builtin_means() {
-        println!("| name | mean bytes | mean packets (1460 B) | max bytes |");
+        println!("| name | file | unit | rule | mean bytes | mean 1460 B packets | max bytes |\n|---|---|---|---|---|---|---|");
         for b in builtins() {
             let c = SizeCdf::builtin(b.name).unwrap();
-            println!("| `{}` | {:.0} | {:.2} | {} |", b.name, c.mean_bytes(), c.mean_packets(1460), c.max_bytes());
+            let unit = if b.unit_bytes == 1 { "bytes".to_string() } else { format!("packets x {} B", b.unit_bytes) };
+            let (rule, mean) = (format!("{:?}", b.interp).to_lowercase(), c.mean_bytes());
+            let (pk, max) = (c.mean_packets(1460), c.max_bytes());
+            println!("| `{}` | `{}` | {unit} | {rule} | {mean:.1} | {pk:.2} | {max} |", b.name, b.file);
         }
     }
 }

@@ -25,20 +25,12 @@ pub struct WorkloadError {
 impl WorkloadError {
     /// An error tied to one line of the input.
     pub fn at_line(origin: &str, line: usize, msg: impl Into<String>) -> Self {
-        WorkloadError {
-            origin: origin.to_string(),
-            line: Some(line),
-            msg: msg.into(),
-        }
+        WorkloadError { origin: origin.to_string(), line: Some(line), msg: msg.into() }
     }
 
     /// An error about the input as a whole (missing data, unreadable file).
     pub fn whole(origin: &str, msg: impl Into<String>) -> Self {
-        WorkloadError {
-            origin: origin.to_string(),
-            line: None,
-            msg: msg.into(),
-        }
+        WorkloadError { origin: origin.to_string(), line: None, msg: msg.into() }
     }
 }
 

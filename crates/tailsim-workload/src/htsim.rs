@@ -28,7 +28,6 @@
 //!
 //! All three accept `#` comment lines and blank lines.
 
-use std::ops::Range;
 use std::path::Path;
 
 use crate::error::{read_to_string, WorkloadError};
@@ -94,7 +93,10 @@ pub fn parse_cm(text: &str, origin: &str) -> Result<Vec<TraceFlow>, WorkloadErro
     }
     for (n, f) in &flows {
         if u64::from(f.src.max(f.dst)) >= nodes {
-            return Err(at(*n, format!("host {} is out of range: \"Nodes {nodes}\" allows 0..{nodes}", f.src.max(f.dst))));
+            return Err(at(
+                *n,
+                format!("host {} is out of range: \"Nodes {nodes}\" allows 0..{nodes}", f.src.max(f.dst)),
+            ));
         }
     }
     Ok(flows.into_iter().map(|(_, f)| f).collect())
@@ -103,18 +105,16 @@ pub fn parse_cm(text: &str, origin: &str) -> Result<Vec<TraceFlow>, WorkloadErro
 /// The value of a `Keyword N` header line.
 fn header_count(tokens: &[&str]) -> Result<u64, String> {
     match tokens {
-        [_, v] => v
-            .parse()
-            .map_err(|_| format!("expected \"{} N\" with N a non-negative integer, found \"{v}\"", tokens[0])),
+        [_, v] => {
+            v.parse().map_err(|_| format!("expected \"{} N\" with N a non-negative integer, found \"{v}\"", tokens[0]))
+        }
         _ => Err(format!("expected \"{} N\", found {} words", tokens[0], tokens.len())),
     }
 }
 
 /// One `SRC->DST key value ...` line.
 fn parse_connection(tokens: &[&str]) -> Result<TraceFlow, String> {
-    let (src, dst) = tokens[0]
-        .split_once("->")
-        .ok_or_else(|| format!("expected SRC->DST, found \"{}\"", tokens[0]))?;
+    let (src, dst) = tokens[0].split_once("->").ok_or_else(|| format!("expected SRC->DST, found \"{}\"", tokens[0]))?;
     let src = parse_host(src, "source").map_err(|m| format!("{m} in \"{}\"", tokens[0]))?;
     let dst = parse_host(dst, "destination").map_err(|m| format!("{m} in \"{}\"", tokens[0]))?;
     if src == dst {
@@ -144,9 +144,7 @@ fn parse_connection(tokens: &[&str]) -> Result<TraceFlow, String> {
                 ))
             }
             k if CM_IGNORED_KEYWORDS.contains(&k) => {
-                value
-                    .parse::<i64>()
-                    .map_err(|_| format!("bad {k} \"{value}\": expected an integer"))?;
+                value.parse::<i64>().map_err(|_| format!("bad {k} \"{value}\": expected an integer"))?;
             }
             other => {
                 return Err(format!(
@@ -243,10 +241,6 @@ pub struct HtsimTier {
     pub bundle: u32,
 }
 
-/// `.topo` keywords accepted and ignored: queue sizes are tailsim's own
-/// configuration, not part of the topology's shape.
-pub const TOPO_IGNORED_KEYWORDS: &[&str] = &["queue_up", "queue_down"];
-
 impl HtsimTopo {
     /// Reads and parses a `.topo` file.
     pub fn from_file(path: &Path) -> Result<HtsimTopo, WorkloadError> {
@@ -263,18 +257,24 @@ struct TierDraft {
     /// The top tier has no uplinks.
     top: bool,
     speed: Option<f64>,
-    radix_down: Option<u32>,
-    radix_up: Option<u32>,
+    // Integers are kept as u64 (parsing caps them at u32::MAX) so that one
+    // setter serves every keyword.
+    radix_down: Option<u64>,
+    radix_up: Option<u64>,
     latency: Option<u64>,
     switch_latency: Option<u64>,
-    oversub: Option<u32>,
-    bundle: Option<u32>,
-    queues: Vec<String>,
+    oversub: Option<u64>,
+    bundle: Option<u64>,
+    queue_up: Option<u64>,
+    queue_down: Option<u64>,
 }
 
-/// Parses an htsim `.topo` file. Keywords are case-insensitive, as in htsim.
+/// Parses an htsim `.topo` file. Keywords are case-insensitive, as in htsim,
+/// and each may appear once per block. `Queue_Up` and `Queue_Down` are
+/// checked and ignored: buffer sizes are tailsim's own configuration, not
+/// part of the topology's shape.
 pub fn parse_topo(text: &str, origin: &str) -> Result<HtsimTopo, WorkloadError> {
-    let (mut nodes, mut tiers, mut podsize): (Option<u32>, Option<u32>, Option<u32>) = (None, None, None);
+    let (mut nodes, mut tiers, mut podsize): (Option<u64>, Option<u64>, Option<u64>) = (None, None, None);
     // Tier blocks in file order; the last one is the block being read.
     let mut blocks: Vec<TierDraft> = Vec::new();
     for (n, line) in crate::data_lines(text) {
@@ -290,22 +290,20 @@ pub fn parse_topo(text: &str, origin: &str) -> Result<HtsimTopo, WorkloadError> 
                 _ => Err(err(format!("bad {key} \"{value}\": expected an integer >= {min}"))),
             }
         };
-        let set = |slot: &mut Option<u32>, v: u64| {
-            if slot.replace(v as u32).is_some() {
-                return Err(err(format!("second \"{key}\" setting")));
-            }
-            Ok(())
+        let set = |slot: &mut Option<u64>, v: u64| match slot.replace(v) {
+            Some(_) => Err(err(format!("second \"{key}\" setting"))),
+            None => Ok(()),
         };
         if key == "tier" {
             let count = tiers.ok_or_else(|| err("\"Tiers N\" must come before the first Tier block".into()))?;
             let index = num(0)?;
-            if index >= u64::from(count) {
+            if index >= count {
                 return Err(err(format!("tier {index} is out of range: \"Tiers {count}\" allows 0..{count}")));
             }
             if blocks.iter().any(|b| b.index as u64 == index) {
                 return Err(err(format!("second block for tier {index}")));
             }
-            let top = index + 1 == u64::from(count);
+            let top = index + 1 == count;
             blocks.push(TierDraft { index: index as usize, line: n, top, ..TierDraft::default() });
             continue;
         }
@@ -319,19 +317,14 @@ pub fn parse_topo(text: &str, origin: &str) -> Result<HtsimTopo, WorkloadError> 
             continue;
         };
         let t = d.index;
-        let once = |slot: &mut Option<u64>, v: u64| {
-            if slot.replace(v).is_some() {
-                return Err(err(format!("second \"{key}\" setting in tier {t}")));
-            }
-            Ok(())
-        };
         match key.as_str() {
             "downlink_speed_gbps" => {
-                let v: f64 = value.parse().ok().filter(|v: &f64| v.is_finite() && *v > 0.0).ok_or_else(|| {
-                    err(format!("bad downlink_speed_gbps \"{value}\": expected a positive number"))
-                })?;
+                let v: f64 =
+                    value.parse().ok().filter(|v: &f64| v.is_finite() && *v > 0.0).ok_or_else(|| {
+                        err(format!("bad downlink_speed_gbps \"{value}\": expected a positive number"))
+                    })?;
                 if d.speed.replace(v).is_some() {
-                    return Err(err(format!("second \"{key}\" setting in tier {t}")));
+                    return Err(err(format!("second \"{key}\" setting")));
                 }
             }
             "radix_down" => set(&mut d.radix_down, num(1)?)?,
@@ -339,15 +332,10 @@ pub fn parse_topo(text: &str, origin: &str) -> Result<HtsimTopo, WorkloadError> 
             "radix_up" => set(&mut d.radix_up, num(1)?)?,
             "oversubscribed" => set(&mut d.oversub, num(1)?)?,
             "bundle" => set(&mut d.bundle, num(1)?)?,
-            "downlink_latency_ns" => once(&mut d.latency, num(0)?)?,
-            "switch_latency_ns" => once(&mut d.switch_latency, num(0)?)?,
-            k if TOPO_IGNORED_KEYWORDS.contains(&k) => {
-                num(0)?;
-                if d.queues.contains(&key) {
-                    return Err(err(format!("second \"{key}\" setting in tier {t}")));
-                }
-                d.queues.push(key.clone());
-            }
+            "downlink_latency_ns" => set(&mut d.latency, num(0)?)?,
+            "switch_latency_ns" => set(&mut d.switch_latency, num(0)?)?,
+            "queue_up" => set(&mut d.queue_up, num(0)?)?,
+            "queue_down" => set(&mut d.queue_down, num(0)?)?,
             "nodes" | "tiers" | "podsize" => {
                 return Err(err(format!("\"{key}\" must come before the first Tier block")))
             }
@@ -359,13 +347,15 @@ pub fn parse_topo(text: &str, origin: &str) -> Result<HtsimTopo, WorkloadError> 
 
 fn finish_topo(
     origin: &str,
-    nodes: Option<u32>,
-    tiers: Option<u32>,
-    podsize: Option<u32>,
+    nodes: Option<u64>,
+    tiers: Option<u64>,
+    podsize: Option<u64>,
     mut blocks: Vec<TierDraft>,
 ) -> Result<HtsimTopo, WorkloadError> {
-    let nodes = nodes.ok_or_else(|| WorkloadError::whole(origin, "missing \"Nodes N\""))?;
-    let tiers = tiers.ok_or_else(|| WorkloadError::whole(origin, "missing \"Tiers N\""))?;
+    // Every integer went through `num`, which caps it at u32::MAX, so the
+    // `as u32` casts below are lossless.
+    let nodes = nodes.ok_or_else(|| WorkloadError::whole(origin, "missing \"Nodes N\""))? as u32;
+    let tiers = tiers.ok_or_else(|| WorkloadError::whole(origin, "missing \"Tiers N\""))? as u32;
     blocks.sort_by_key(|b| b.index);
     // Indices are unique and below `tiers`, so a gap shows as a mismatch.
     if let Some(k) = (0..tiers as usize).find(|&k| blocks.get(k).is_none_or(|b| b.index != k)) {
@@ -380,15 +370,15 @@ fn finish_topo(
         }
         tier.push(HtsimTier {
             downlink_gbps: d.speed.ok_or_else(|| missing("Downlink_speed_Gbps"))?,
-            radix_down: d.radix_down.ok_or_else(|| missing("Radix_Down"))?,
-            radix_up: d.radix_up,
+            radix_down: d.radix_down.ok_or_else(|| missing("Radix_Down"))? as u32,
+            radix_up: d.radix_up.map(|v| v as u32),
             downlink_latency_ns: d.latency.ok_or_else(|| missing("Downlink_Latency_ns"))?,
             switch_latency_ns: d.switch_latency.unwrap_or(0),
-            oversubscribed: d.oversub.unwrap_or(1),
-            bundle: d.bundle.unwrap_or(1),
+            oversubscribed: d.oversub.unwrap_or(1) as u32,
+            bundle: d.bundle.unwrap_or(1) as u32,
         });
     }
-    Ok(HtsimTopo { nodes, tiers, podsize, tier })
+    Ok(HtsimTopo { nodes, tiers, podsize: podsize.map(|p| p as u32), tier })
 }
 
 /// Switch counts of a 3-tier fat tree, derived from an [`HtsimTopo`].
@@ -407,8 +397,8 @@ fn finish_topo(
 ///   (`core = podpos + _agg_switches_per_pod * l`). Older htsim code and its
 ///   inter-DC variant number the cores in **blocks** instead (position `j`
 ///   gets cores `j*cores_per_agg ..`). The two trees are isomorphic (only
-///   core labels differ), so flow results do not depend on the choice; only
-///   per-core statistics do.
+///   core labels differ): statistics over many flows do not depend on the
+///   choice, but per-core counters and individual ECMP path choices do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FatTreeShape {
     pub hosts: u32,
@@ -428,27 +418,17 @@ impl FatTreeShape {
         self.pods * self.edges_per_pod
     }
     pub fn aggs(&self) -> u32 {
-        self.pods * self.aggs_per_pod
+        self.pods.saturating_mul(self.aggs_per_pod)
     }
     /// Edge switches + aggregation switches + cores.
     pub fn switches(&self) -> u32 {
-        self.edges() + self.aggs() + self.cores
-    }
-    pub fn edge_of_host(&self, host: u32) -> u32 {
-        host / self.hosts_per_edge
-    }
-    pub fn pod_of_host(&self, host: u32) -> u32 {
-        host / self.hosts_per_pod
+        self.edges().saturating_add(self.aggs()).saturating_add(self.cores)
     }
     /// The cores reached by the aggregation switch at in-pod position `j`
     /// (htsim's strided convention, see the type's documentation).
     pub fn cores_of_agg_position(&self, j: u32) -> impl Iterator<Item = u32> {
         let stride = self.aggs_per_pod;
         (0..self.cores_per_agg).map(move |l| j + stride * l)
-    }
-    /// The aggregation switches (global indices) in pod `p`.
-    pub fn aggs_of_pod(&self, p: u32) -> Range<u32> {
-        p * self.aggs_per_pod..(p + 1) * self.aggs_per_pod
     }
 }
 
@@ -541,18 +521,19 @@ impl HtsimTopo {
                  x tier-2 Bundle {b2}, and tier-2 Radix_Down {down2} must be {pods} pods x that Bundle"
             ));
         }
-        // Every count is at most `hosts` or a product bounded by the radices
-        // checked above, but convert defensively rather than truncate.
-        let small = |v: u64| u32::try_from(v).map_err(|_| WorkloadError::whole("fat-tree shape", "switch count overflows u32"));
+        let Ok(cores) = u32::try_from(cores) else {
+            return fail(format!("{cores} core switches are too many"));
+        };
+        // The other counts are bounded by `hosts` or by a u32 radix.
         Ok(FatTreeShape {
-            hosts: small(hosts)?,
-            pods: small(pods)?,
-            hosts_per_pod: small(podsize)?,
-            hosts_per_edge: small(hosts_per_edge)?,
-            edges_per_pod: small(edges_per_pod)?,
-            aggs_per_pod: small(aggs_per_pod)?,
-            cores: small(cores)?,
-            cores_per_agg: small(cores_per_agg)?,
+            hosts: hosts as u32,
+            pods: pods as u32,
+            hosts_per_pod: podsize as u32,
+            hosts_per_edge: hosts_per_edge as u32,
+            edges_per_pod: edges_per_pod as u32,
+            aggs_per_pod: aggs_per_pod as u32,
+            cores,
+            cores_per_agg: cores_per_agg as u32,
         })
     }
 }
@@ -564,7 +545,6 @@ fn links(capacity_gbps: f64, link_gbps: f64, oversub: u32) -> Option<u64> {
     let r = x.round();
     ((x - r).abs() <= 1e-9 * r.max(1.0) && r >= 1.0).then_some(r as u64)
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -586,13 +566,17 @@ mod tests {
     #[test]
     fn cm_files_equal_their_flows_twins() {
         for (stem, count) in [("perm128_2MB", 128), ("perm128_16MB", 128), ("ws128_100g_l50_2ms", 961)] {
-            let Some(cm) = shared(&format!("{stem}.cm")) else { return };
+            let Some(cm) = shared(&format!("{stem}.cm")) else {
+                return;
+            };
             let from_cm = read_trace(&cm).unwrap();
             let from_flows = read_trace(&cm.with_extension("flows")).unwrap();
             assert_eq!(from_cm.len(), count, "{stem}");
             assert_eq!(from_cm, from_flows, "{stem}");
         }
-        let Some(ws) = shared("ws128_100g_l50_2ms.cm") else { return };
+        let Some(ws) = shared("ws128_100g_l50_2ms.cm") else {
+            return;
+        };
         let flows = read_trace(&ws).unwrap();
         let first = TraceFlow { id: Some(1), src: 16, dst: 33, size_bytes: 7861, start_ps: 0 };
         let last = TraceFlow { id: Some(961), src: 2, dst: 72, size_bytes: 416_320, start_ps: 1_993_000_000 };
@@ -616,15 +600,13 @@ mod tests {
             assert_eq!((s.hosts, s.edges(), s.pods, s.cores, s.aggs()), (128, 32, 8, 16, 32));
             assert_eq!((s.hosts_per_edge, s.edges_per_pod, s.aggs_per_pod, s.cores_per_agg), (4, 4, 4, 4));
             assert_eq!(s.switches(), 80);
-            assert_eq!((s.edge_of_host(127), s.pod_of_host(127), s.pod_of_host(15)), (31, 7, 0));
             assert_eq!(s.cores_of_agg_position(1).collect::<Vec<_>>(), vec![1, 5, 9, 13]);
-            assert_eq!(s.aggs_of_pod(2), 8..12);
         }
     }
 
     const TOPO: &str = "Nodes 16\nTiers 3\nPodsize 4\n\
         Tier 0\nDownlink_speed_Gbps 10\nRadix_Down 2\nRadix_Up 2\nDownlink_Latency_ns 500\n\
-        Tier 1\nDownlink_speed_Gbps 10\nRadix_Down 2\nRadix_Up 2\nDownlink_Latency_ns 500\nqueue_down 100000\n\
+        Tier 1\nDownlink_speed_Gbps 10\nRadix_Down 2\nRADIX_UP 2\nDownlink_Latency_ns 500\nqueue_down 100000\n\
         tier 2\ndownlink_speed_gbps 10\nradix_down 4\ndownlink_latency_ns 500\nSwitch_Latency_ns 100\n";
 
     #[test]
@@ -636,7 +618,7 @@ mod tests {
         assert_eq!(s.cores_of_agg_position(1).collect::<Vec<_>>(), vec![1, 3]);
 
         let broken = [
-            ("Radix_Up 2\nDownlink_Latency_ns 500\nqueue", "Radix_Up 1\nDownlink_Latency_ns 500\nqueue", "aggregation switches"),
+            ("RADIX_UP 2", "RADIX_UP 1", "aggregation switches"),
             ("Podsize 4", "Podsize 5", "do not split into pods"),
             ("radix_down 4", "radix_down 2", "tier-2 Radix_Down 2 must be 4 pods"),
             ("Tier 1\nDownlink_speed_Gbps 10", "Tier 1\nDownlink_speed_Gbps 40", "edge switches"),
@@ -646,8 +628,9 @@ mod tests {
             let e = topo.fat_tree_shape().unwrap_err();
             assert!(e.msg.contains(needle), "{from:?} -> {to:?}: {e}");
         }
-        let two_tier = parse_topo("Nodes 4\nTiers 1\nTier 0\nDownlink_speed_Gbps 1\nRadix_Down 4\nDownlink_Latency_ns 1\n", "t")
-            .unwrap();
+        let two_tier =
+            parse_topo("Nodes 4\nTiers 1\nTier 0\nDownlink_speed_Gbps 1\nRadix_Down 4\nDownlink_Latency_ns 1\n", "t")
+                .unwrap();
         assert!(two_tier.fat_tree_shape().unwrap_err().msg.contains("3-tier"));
     }
 
@@ -657,6 +640,7 @@ mod tests {
             (TOPO.replacen("Radix_Down 2", "Radix_Down two", 1), 6, "bad radix_down \"two\""),
             (TOPO.replacen("Radix_Down 2", "Radix_Down 2 3", 1), 6, "found 3 words"),
             (TOPO.replacen("Radix_Up 2", "Radix_Up 2\nRadix_Up 2", 1), 8, "second \"radix_up\""),
+            (TOPO.replacen("queue_down 100000", "queue_down 1\nQueue_Down 2", 1), 15, "second \"queue_down\""),
             (TOPO.replacen("Podsize 4", "Colour 4", 1), 3, "expected Nodes, Tiers"),
             (TOPO.replacen("Tier 1", "Tier 3", 1), 9, "tier 3 is out of range"),
             (TOPO.replacen("Tier 1", "Tier 0", 1), 9, "second block for tier 0"),
@@ -678,17 +662,14 @@ mod tests {
     }
 
     #[test]
-    fn cm_keywords_in_any_order() {
+    fn cm_keywords_in_any_order_and_errors() {
         let text = "# made by hand\nNodes 4\nConnections 2\nTriggers 1\n\
                     0->1 size 100 start 1.5 send_done_trigger 1 prio 3\n\
                     3->2   start 0.0000005 id 9 size 7\ntrigger id 1 oneshot\nFailures 0\n";
         let flows = parse_cm(text, "h.cm").unwrap();
         assert_eq!(flows[0], TraceFlow { id: None, src: 0, dst: 1, size_bytes: 100, start_ps: 1_500_000 });
         assert_eq!(flows[1], TraceFlow { id: Some(9), src: 3, dst: 2, size_bytes: 7, start_ps: 1 });
-    }
 
-    #[test]
-    fn cm_errors_name_the_line() {
         let h = "Nodes 4\nConnections 1\n";
         let cases = [
             (format!("{h}0->1 start 0\n"), 3, "missing \"size BYTES\""),
@@ -714,7 +695,10 @@ mod tests {
         for (text, line, needle) in cases {
             let e = parse_cm(&text, "h.cm").unwrap_err();
             assert_eq!(e.line, Some(line), "{e}");
-            assert!(e.to_string().starts_with(&format!("h.cm:{line}: ")) && e.msg.contains(needle), "{e} lacks {needle:?}");
+            assert!(
+                e.to_string().starts_with(&format!("h.cm:{line}: ")) && e.msg.contains(needle),
+                "{e} lacks {needle:?}"
+            );
         }
         assert!(parse_cm("Connections 0\n", "h.cm").unwrap_err().msg.contains("missing \"Nodes N\""));
     }

@@ -55,10 +55,7 @@ pub struct TraceFlow {
 /// ([`crate::htsim::parse_flows`]).
 pub fn read_trace(path: &Path) -> Result<Vec<TraceFlow>, WorkloadError> {
     let origin = path.display().to_string();
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(|e| e.to_ascii_lowercase());
+    let ext = path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase());
     let parse: fn(&str, &str) -> Result<Vec<TraceFlow>, WorkloadError> = match ext.as_deref() {
         Some("csv") => parse_trace_csv,
         Some("cm") => crate::htsim::parse_cm,
@@ -77,11 +74,7 @@ pub fn read_trace(path: &Path) -> Result<Vec<TraceFlow>, WorkloadError> {
 /// Parses a CSV trace (format in the module documentation).
 pub fn parse_trace_csv(text: &str, origin: &str) -> Result<Vec<TraceFlow>, WorkloadError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text); // spreadsheet exports add a BOM
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim()))
-        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'));
+    let mut lines = crate::data_lines(text);
     let Some((header_line, header)) = lines.next() else {
         return Err(WorkloadError::whole(
             origin,
@@ -89,9 +82,7 @@ pub fn parse_trace_csv(text: &str, origin: &str) -> Result<Vec<TraceFlow>, Workl
         ));
     };
     let columns = Columns::from_header(header, origin, header_line)?;
-    let flows = lines
-        .map(|(n, line)| columns.parse_row(line, origin, n))
-        .collect::<Result<Vec<_>, _>>()?;
+    let flows = lines.map(|(n, line)| columns.parse_row(line, origin, n)).collect::<Result<Vec<_>, _>>()?;
     if flows.is_empty() {
         return Err(WorkloadError::whole(origin, "the trace has a header but no flows"));
     }
@@ -134,7 +125,9 @@ impl Columns {
         let (start, start_exp10) = match starts.as_slice() {
             [one] => *one,
             [] => return Err(err("missing start column: expected one of start_us, start_ns, start_ps".into())),
-            _ => return Err(err("more than one start column: keep exactly one of start_us, start_ns, start_ps".into())),
+            _ => {
+                return Err(err("more than one start column: keep exactly one of start_us, start_ns, start_ps".into()))
+            }
         };
         Ok(Columns {
             count: names.len(),
@@ -165,9 +158,9 @@ impl Columns {
         let size_bytes = parse_size(fields[self.size], "size_bytes").map_err(err)?;
         let start_text = fields[self.start];
         let start_ps = if self.start_exp10 == 0 {
-            start_text.parse::<u64>().map_err(|_| {
-                err(format!("bad start_ps \"{start_text}\": expected a whole number of picoseconds"))
-            })?
+            start_text
+                .parse::<u64>()
+                .map_err(|_| err(format!("bad start_ps \"{start_text}\": expected a whole number of picoseconds")))?
         } else {
             decimal_to_ps(start_text, self.start_exp10).map_err(|m| err(format!("bad start time: {m}")))?
         };
@@ -185,8 +178,7 @@ impl Columns {
 
 /// Parses a host number; the error names the field and shows the text.
 pub(crate) fn parse_host(text: &str, what: &str) -> Result<u32, String> {
-    text.parse::<u32>()
-        .map_err(|_| format!("bad {what} \"{text}\": expected a host number (a non-negative integer)"))
+    text.parse::<u32>().map_err(|_| format!("bad {what} \"{text}\": expected a host number (a non-negative integer)"))
 }
 
 /// Parses a flow size in bytes, which must be at least 1: a zero-byte flow
@@ -239,10 +231,7 @@ pub(crate) fn decimal_to_ps(text: &str, exp10: i32) -> Result<u64, String> {
     let scale = exponent + exp10 - frac_part.len() as i32;
     let too_big = || format!("\"{text}\" is too large (more than 2^64 picoseconds)");
     let ps: u128 = if scale >= 0 {
-        10u128
-            .checked_pow(scale as u32)
-            .and_then(|p| m.checked_mul(p))
-            .ok_or_else(too_big)?
+        10u128.checked_pow(scale as u32).and_then(|p| m.checked_mul(p)).ok_or_else(too_big)?
     } else {
         match 10u128.checked_pow((-scale) as u32) {
             // m < 10^36 < 10^38 / 2, so m rounds to 0 ps

@@ -60,8 +60,11 @@ pub struct World {
 }
 
 impl World {
-    pub fn new(net: Network, transport: Transport, generators: Vec<Generator>, faults: Vec<Fault>, framing: Framing) -> World {
+    pub fn new(net: Network, transport: Transport, generators: Vec<Generator>, faults: Vec<Fault>, framing: Framing, warmup: Time) -> World {
         let mut ev = EventQueue::new();
+        if warmup > Time::ZERO {
+            ev.schedule(warmup, Event::WarmupEnd);
+        }
         for (i, g) in generators.iter().enumerate() {
             if let Some(t) = g.next_time() {
                 ev.schedule(t, Event::Arrival(i as u32));
@@ -138,6 +141,7 @@ impl World {
                 let f = self.faults[i as usize].clone();
                 self.net.set_link(f.a, f.b, f.up, f.corrupt);
             }
+            Event::WarmupEnd => self.net.ports.iter_mut().for_each(|p| p.restart_occupancy(now)),
         }
         if let Some((h, id)) = delivered {
             self.with_transport(|tr, ctx| tr.on_packet(ctx, h, id));

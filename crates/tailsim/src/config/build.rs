@@ -457,18 +457,19 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
     if cfg.stop.max_events == Some(0) {
         return Err(c.err("stop.max_events", "must be at least 1"));
     }
+    let warmup = o.warmup.map_or(Time::ZERO, |d| d.0);
     let name = cfg.name.clone().unwrap_or_else(|| {
         Path::new(&src.origin).file_stem().map_or("experiment".into(), |s| s.to_string_lossy().into_owned())
     });
     Ok(Experiment {
         name,
         seed: cfg.seed,
-        world: World::new(net, transport, generators, faults, fr),
+        world: World::new(net, transport, generators, faults, fr, warmup),
         stop: StopAt { time: cfg.stop.time.map(|d| d.0), max_events: cfg.stop.max_events },
         out_dir: o.dir.clone(),
         format,
         buckets,
-        warmup: o.warmup.map_or(Time::ZERO, |d| d.0),
+        warmup,
         resolved,
     })
 }

@@ -29,6 +29,8 @@ pub enum Event {
     Arrival(u32),
     /// Scheduled fault/link-state change `i` of the experiment.
     Fault(u32),
+    /// End of the warm-up: queue-occupancy statistics restart.
+    WarmupEnd,
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -27,6 +27,8 @@ pub struct PortStats {
     /// Integral of queued bytes over time (byte·ps), for the time-average occupancy.
     pub area: u128,
     pub last_change: Time,
+    /// Start of the occupancy measurement (end of warm-up).
+    pub since: Time,
 }
 
 pub struct Port {
@@ -66,12 +68,20 @@ impl Port {
             s.max_bytes = new_bytes;
         }
     }
-    /// Time-average queued bytes over [0, now].
+    /// Time-average queued bytes over [since, now].
     pub fn avg_bytes(&self, now: Time) -> f64 {
-        if now.0 == 0 {
-            return 0.0;
+        let span = now.0.saturating_sub(self.stats.since.0);
+        if span == 0 {
+            return self.bytes as f64;
         }
         let area = self.stats.area + self.bytes as u128 * (now.0 - self.stats.last_change.0) as u128;
-        area as f64 / now.0 as f64
+        area as f64 / span as f64
+    }
+    /// Restart the occupancy statistics (max and time-average) at `now`; drop and mark counters keep counting.
+    pub fn restart_occupancy(&mut self, now: Time) {
+        self.stats.area = 0;
+        self.stats.last_change = now;
+        self.stats.since = now;
+        self.stats.max_bytes = self.bytes;
     }
 }

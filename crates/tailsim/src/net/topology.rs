@@ -77,7 +77,8 @@ pub struct Tier {
 
 /// Three-tier fat tree (edge, aggregation, core), in htsim's numbering: host h under edge h / hosts_per_edge,
 /// edge e in pod e / edges_per_pod; every edge connects to every aggregation switch of its pod; aggregation
-/// switch j of each pod connects to cores j·g … j·g + g − 1 with g = cores / aggs_per_pod.
+/// switch j of each pod connects to cores j, j + A, j + 2A, … (A = aggs_per_pod), the strided wiring of
+/// current htsim, so that per-core statistics and ECMP choices line up with htsim runs.
 #[derive(Clone, Debug)]
 pub struct FatTree {
     pub pods: u32,
@@ -127,7 +128,7 @@ impl FatTree {
         for pod in 0..self.pods {
             for j in 0..self.aggs_per_pod {
                 for c in 0..g {
-                    t.link(agg0 + pod * self.aggs_per_pod + j, core0 + j * g + c, t2.down_rate, t2.down_delay);
+                    t.link(agg0 + pod * self.aggs_per_pod + j, core0 + j + c * self.aggs_per_pod, t2.down_rate, t2.down_delay);
                 }
             }
         }
@@ -145,6 +146,14 @@ mod tests {
         assert_eq!(t.switches.len(), 32 + 32 + 16);
         // 128 host links + 32 edges × 4 aggs + 32 aggs × 4 cores
         assert_eq!(t.links.len(), 128 + 128 + 128);
+    }
+    #[test]
+    fn cores_are_wired_with_htsim_stride() {
+        let t = FatTree::k_ary(8, BitsPerSec::gbps(10), Time::us(1), Time::ZERO).spec().unwrap();
+        let (agg0, core0) = (128 + 32, 128 + 64);
+        // Aggregation switch 1 of pod 0 reaches cores 1, 5, 9, 13 (as tailsim_workload::FatTreeShape says).
+        let cores: Vec<u32> = t.links.iter().filter(|l| l.a.0 == agg0 + 1 && l.b.0 >= core0).map(|l| l.b.0 - core0).collect();
+        assert_eq!(cores, vec![1, 5, 9, 13]);
     }
     #[test]
     fn leaf_spine_144() {

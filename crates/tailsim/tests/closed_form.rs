@@ -1,0 +1,132 @@
+//! A flow alone on an empty fabric: its completion time is a closed-form sum of serialization, propagation
+//! and switching delays, checked to the picosecond against hand-computed values.
+
+mod common;
+use common::*;
+
+/// Run one flow h0 -> h3 of `size` bytes; returns (FCT, ideal FCT) in ps.
+fn single_flow(size: u64, fabric: &str, init_cwnd: u32) -> (i64, i64) {
+    let trace = temp_file(&format!("one_flow_{size}_{init_cwnd}.csv"), &format!("src,dst,size_bytes,start_us\n0,3,{size},0\n"));
+    let toml = format!(
+        r#"{fabric}
+[transport]
+kind = "tcp"
+init_cwnd = {init_cwnd}
+[[workload]]
+kind = "trace"
+path = "{}"
+"#,
+        trace.display()
+    );
+    let (e, s) = run(&toml);
+    assert_eq!(s.flows_finished, 1);
+    assert_eq!(s.packets.dropped, 0);
+    let r = &e.world.records[0];
+    (r.fct().unwrap().0 as i64, r.ideal.0 as i64)
+}
+
+#[test]
+fn one_packet_same_leaf() {
+    // h0 -> leaf0 -> h1: 2 × (1500 B at 10G = 1.2 us) + 2 × 1 us.
+    let fabric = r#"
+[topology]
+kind = "leaf-spine"
+leaves = 1
+spines = 1
+hosts_per_leaf = 4
+edge_rate = "10Gbps"
+core_rate = "40Gbps"
+edge_delay = "1us"
+"#;
+    let (fct, ideal) = single_flow(1460, fabric, 1000);
+    assert_eq!(fct, 4_400_000);
+    assert_eq!(ideal, fct);
+}
+
+#[test]
+fn hundred_packets_same_leaf() {
+    // First packet 4.4 us, then 99 more at the 10G pace of 1.2 us.
+    let fabric = r#"
+[topology]
+kind = "leaf-spine"
+leaves = 1
+spines = 1
+hosts_per_leaf = 4
+edge_rate = "10Gbps"
+core_rate = "40Gbps"
+edge_delay = "1us"
+"#;
+    let (fct, ideal) = single_flow(146_000, fabric, 1000);
+    assert_eq!(fct, 4_400_000 + 99 * 1_200_000);
+    assert_eq!(ideal, fct);
+}
+
+const CROSS_SPINE: &str = r#"
+[topology]
+kind = "leaf-spine"
+leaves = 2
+spines = 1
+hosts_per_leaf = 2
+edge_rate = "10Gbps"
+core_rate = "40Gbps"
+edge_delay = "2.7us"
+core_delay = "0.2us"
+[switch]
+delay = "250ns"
+[host]
+tx_delay = "1us"
+rx_delay = "0.5us"
+"#;
+
+#[test]
+fn ten_full_packets_across_the_spine() {
+    // h0 -> leaf0 -> spine -> leaf1 -> h3. Serialization 1.2 + 0.3 + 0.3 + 1.2, propagation 2.7 + 0.2 + 0.2 + 2.7,
+    // 3 switches × 0.25, host delays 1 + 0.5, and 9 more packets paced by the 10G links (1.2 us each).
+    let (fct, ideal) = single_flow(14_600, CROSS_SPINE, 1000);
+    let expect = 1_000_000 + 3_000_000 + 5_800_000 + 750_000 + 500_000 + 9 * 1_200_000;
+    assert_eq!(fct, expect);
+    assert_eq!(ideal, fct);
+}
+
+#[test]
+fn short_last_packet_across_the_spine() {
+    // 9 full packets + a 100 B payload (140 B on the wire: 112 ns at 10G, 28 ns at 40G). Hop by hop, the last
+    // packet waits for the train at every link (hand-computed, in ps):
+    //   hop0 done 1.0 + 9×1.2 + 0.112           = 11.912 us
+    //   hop1 train done 15.05, last done 15.078  (arrived 11.912 + 2.7 + 0.25 = 14.862)
+    //   hop2 train done 15.80, last done 15.828
+    //   hop3 train done 17.45, last done 17.562; + 2.7 propagation + 0.5 rx = 20.762 us
+    let (fct, ideal) = single_flow(9 * 1460 + 100, CROSS_SPINE, 1000);
+    assert_eq!(fct, 20_762_000);
+    assert_eq!(ideal, fct);
+}
+
+#[test]
+fn wire_overhead_takes_time_not_buffer() {
+    // 20 B of preamble+gap per packet: 1520 B of wire time = 1.216 us at 10G.
+    let fabric = r#"
+[topology]
+kind = "leaf-spine"
+leaves = 1
+spines = 1
+hosts_per_leaf = 4
+edge_rate = "10Gbps"
+core_rate = "40Gbps"
+edge_delay = "1us"
+[packet]
+wire_overhead = 20
+"#;
+    let (fct, ideal) = single_flow(1460, fabric, 1000);
+    assert_eq!(fct, 2 * 1_216_000 + 2_000_000);
+    assert_eq!(ideal, fct);
+}
+
+#[test]
+fn slow_start_costs_round_trips() {
+    // With an initial window of 1 a lone flow cannot reach the ideal: windows of 1, 2, 4 and 8 packets each
+    // wait one RTT (≈ 19 us here) minus their own serialization (1.2 us per packet) before the window covers
+    // the bandwidth-delay product: ≈ 19 + 17.8 + 15.4 + 10.6 ≈ 63 us extra, less the pipelining of ACKs.
+    let (fct, ideal) = single_flow(146_000, CROSS_SPINE, 1);
+    let extra = fct - ideal;
+    assert!((45_000_000..75_000_000).contains(&extra), "fct {fct} ideal {ideal}: {extra} ps extra");
+}

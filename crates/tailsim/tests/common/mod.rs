@@ -1,0 +1,44 @@
+#![allow(dead_code)]
+use std::path::Path;
+use tailsim::{Experiment, Summary};
+
+/// Build an experiment from TOML text; paths resolve against the repository root.
+pub fn exp(toml: &str) -> Experiment {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    tailsim::load_str(toml, "test.toml", &root, &[]).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Run to completion. `Experiment::run` checks packet conservation at the end and fails otherwise, so every
+/// test that runs a simulation also checks conservation.
+pub fn run(toml: &str) -> (Experiment, Summary) {
+    let mut e = exp(toml);
+    let s = e.run(&mut |_| {}).unwrap_or_else(|err| panic!("{err}"));
+    (e, s)
+}
+
+/// Two hosts per leaf, `leaves` leaves, one spine; 10G edge 40G core.
+pub fn small_fabric(leaves: u32, extra: &str) -> String {
+    format!(
+        r#"
+[topology]
+kind = "leaf-spine"
+leaves = {leaves}
+spines = 1
+hosts_per_leaf = 2
+edge_rate = "10Gbps"
+core_rate = "40Gbps"
+edge_delay = "2.7us"
+core_delay = "0.2us"
+{extra}
+"#
+    )
+}
+
+/// Write a scratch file unique to this test process and return its path.
+pub fn temp_file(name: &str, content: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("tailsim-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, content).unwrap();
+    p
+}

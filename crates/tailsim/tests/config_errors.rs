@@ -1,0 +1,96 @@
+//! Bad input gets an error naming the file, the line and the key — never a panic.
+
+use std::path::Path;
+
+fn err(toml: &str) -> String {
+    match tailsim::load_str(toml, "exp.toml", Path::new(env!("CARGO_MANIFEST_DIR")), &[]) {
+        Ok(_) => panic!("accepted:\n{toml}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+const OK_TAIL: &str = "[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nflows = 10\n";
+
+#[test]
+fn unknown_key_names_line_and_key() {
+    let e = err(&format!("[topology]\npreset = \"pfabric-144\"\n[switch]\nbufer = \"36KB\"\n{OK_TAIL}"));
+    assert!(e.starts_with("exp.toml:4: key `switch.bufer`"), "{e}");
+    assert!(e.contains("unknown field"), "{e}");
+}
+
+#[test]
+fn wrong_type() {
+    let e = err(&format!("[topology]\npreset = \"pfabric-144\"\n[transport]\ninit_cwnd = \"ten\"\n{OK_TAIL}"));
+    assert!(e.starts_with("exp.toml:4: key `transport.init_cwnd`"), "{e}");
+}
+
+#[test]
+fn negative_rate() {
+    let e = err(&format!(
+        "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 2\nedge_rate = \"-10Gbps\"\ncore_rate = \"40Gbps\"\n{OK_TAIL}"
+    ));
+    assert!(e.starts_with("exp.toml:6: key `topology.edge_rate`") && e.contains("positive"), "{e}");
+}
+
+#[test]
+fn load_must_be_below_one() {
+    let e = err("[topology]\npreset = \"pfabric-144\"\n\n[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 1.0\nflows = 5\n");
+    assert!(e.starts_with("exp.toml:7: key `workload[0].load`") && e.contains("(0, 1)"), "{e}");
+}
+
+#[test]
+fn missing_cdf_file() {
+    let e = err("[topology]\npreset = \"pfabric-144\"\n[[workload]]\nkind = \"poisson\"\ncdf = \"no/such.txt\"\nload = 0.5\nflows = 5\n");
+    assert!(e.starts_with("exp.toml:5: key `workload[0].cdf`") && e.contains("no/such.txt"), "{e}");
+}
+
+#[test]
+fn second_workload_error_points_at_the_second_table() {
+    let e = err(&format!("[topology]\npreset = \"pfabric-144\"\n{OK_TAIL}\n[[workload]]\nkind = \"incast\"\nsenders = 500\nsize = 10\n"));
+    assert!(e.starts_with("exp.toml:11: key `workload[1].senders`"), "{e}");
+}
+
+#[test]
+fn bad_units_and_values() {
+    for (snippet, key) in [
+        ("[switch]\nbuffer = \"36 parsecs\"", "switch.buffer"),
+        ("[switch]\nbuffer = \"100B\"", "switch.buffer"),
+        ("[stop]\ntime = \"-1ms\"", "stop.time"),
+        ("[routing]\nload_balance = \"random\"", "routing.load_balance"),
+        ("[transport]\nkind = \"quic\"", "transport.kind"),
+        ("[transport]\nclass = 9", "transport.class"),
+        ("[output]\nformat = \"xlsx\"", "output.format"),
+    ] {
+        let e = err(&format!("[topology]\npreset = \"pfabric-144\"\n{snippet}\n{OK_TAIL}"));
+        assert!(e.starts_with(&format!("exp.toml:4: key `{key}`")), "{snippet}: {e}");
+    }
+}
+
+#[test]
+fn syntax_error_has_a_line() {
+    let e = err("[topology]\npreset = \"pfabric-144\"\n[switch\n");
+    assert!(e.starts_with("exp.toml:3:"), "{e}");
+}
+
+#[test]
+fn unknown_preset_lists_the_known_ones() {
+    let e = err(&format!("[topology]\npreset = \"pfabric-1440\"\n{OK_TAIL}"));
+    assert!(e.starts_with("exp.toml:2: key `topology.preset`") && e.contains("pfabric-144, homa-144"), "{e}");
+}
+
+#[test]
+fn missing_file_is_named() {
+    let e = tailsim::load(Path::new("/nonexistent/exp.toml"), &[]).err().unwrap().to_string();
+    assert!(e.starts_with("/nonexistent/exp.toml: cannot read"), "{e}");
+}
+
+#[test]
+fn set_overrides_apply_and_are_checked() {
+    let toml = format!("[topology]\npreset = \"pfabric-144\"\n{OK_TAIL}");
+    let ok = tailsim::load_str(&toml, "exp.toml", Path::new("."), &["workload[0].load=0.25".into(), "transport.kind=dctcp".into()]);
+    assert!(ok.is_ok(), "{}", ok.err().unwrap());
+    let bad = tailsim::load_str(&toml, "exp.toml", Path::new("."), &["workload[0].load=2".into()]).err().unwrap().to_string();
+    assert!(bad.contains("workload[0].load") && bad.contains("(0, 1)"), "{bad}");
+    let bad = tailsim::load_str(&toml, "exp.toml", Path::new("."), &["nosuchkey=1".into()]).err().unwrap().to_string();
+    assert!(bad.contains("unknown field `nosuchkey`"), "{bad}");
+}

@@ -1,0 +1,119 @@
+//! Congestion control on a shared bottleneck: fair sharing, DCTCP's queue around K, drop-tail TCP filling the
+//! buffer, and incast timeouts.
+
+mod common;
+use common::*;
+use tailsim::Experiment;
+
+/// `n` senders (hosts 1..=n) each send `size` bytes to host 0 at t = 0 over a single leaf.
+fn many_to_one(n: u32, size: &str, transport: &str, switch: &str) -> String {
+    let flows: String = (1..=n).map(|s| format!("{s},0,{},0\n", tailsim::config::units::parse_size(size).unwrap())).collect();
+    let trace = temp_file(&format!("m2o_{n}_{size}_{}.csv", transport.len() + switch.len()), &format!("src,dst,size_bytes,start_us\n{flows}"));
+    format!(
+        r#"
+[topology]
+kind = "leaf-spine"
+leaves = 1
+spines = 1
+hosts_per_leaf = {hosts}
+edge_rate = "10Gbps"
+core_rate = "40Gbps"
+edge_delay = "5us"
+[switch]
+{switch}
+[transport]
+{transport}
+[[workload]]
+kind = "trace"
+path = "{path}"
+"#,
+        hosts = n + 1,
+        path = trace.display()
+    )
+}
+
+/// The port from the leaf to host 0: the bottleneck.
+fn bottleneck(e: &Experiment) -> &tailsim::net::port::Port {
+    e.world.net.ports.iter().find(|p| p.peer.0 == 0).unwrap()
+}
+
+fn fair_share(transport: &str, switch: &str, expect_timeouts: bool) {
+    // Two 50 MB flows into one 10 Gbps link: both should finish near 2 × 50 MB / 10 Gbps = 80 ms (plus
+    // header overhead 40/1460), i.e. neither got much more than half while they overlapped. (AIMD converges
+    // over several sawtooth cycles of W/2 round trips each, so the flows must be long.)
+    let (e, s) = run(&many_to_one(2, "50MB", transport, switch));
+    assert_eq!(s.flows_finished, 2);
+    // NewReno's slow-start overshoot loses whole window tails and retransmissions in the first milliseconds
+    // (recovered by RTO, as RFC 6675 without lost-retransmission detection must); DCTCP's marks prevent it.
+    let timeouts: u32 = e.world.records.iter().map(|r| r.timeouts).sum();
+    if !expect_timeouts {
+        assert_eq!(timeouts, 0);
+    }
+    let both = 2.0 * 50e6 * 1500.0 / 1460.0 * 8.0 / 10e9 * 1e12;
+    let fcts: Vec<f64> = e.world.records.iter().map(|r| r.fct().unwrap().0 as f64).collect();
+    let (first, last) = (fcts[0].min(fcts[1]), fcts[0].max(fcts[1]));
+    assert!(first >= 0.95 * both, "first flow finished at {:.3} ms, fair share would be {:.3} ms", first / 1e9, both / 1e9);
+    assert!(last <= 1.05 * both, "link underused: last finished at {:.3} ms vs {:.3} ms", last / 1e9, both / 1e9);
+}
+
+#[test]
+fn tcp_shares_a_bottleneck_fairly() {
+    fair_share("kind = \"tcp\"\ninit_cwnd = 10", "buffer = \"100KB\"", true);
+}
+
+#[test]
+fn dctcp_shares_a_bottleneck_fairly() {
+    fair_share("kind = \"dctcp\"\ninit_cwnd = 10", "buffer = \"225KB\"\necn_threshold = \"30KB\"", false);
+}
+
+#[test]
+fn dctcp_holds_the_queue_near_k_at_full_throughput() {
+    // DCTCP analysis (Alizadeh et al. 2010, §3.3): with N synchronized flows the queue oscillates between
+    // Q_max = K + N packets and Q_max − A, A = ½·sqrt(2N(C·RTT + K)) packets. Here C·RTT ≈ 13 packets,
+    // K = 20 packets, N = 8: Q_max ≈ 28, A ≈ 8 → the queue stays roughly in [20, 28] packets.
+    let k = 30_000u64;
+    // Queue statistics restart after 3 ms, past the slow-start overshoot of the first round trips.
+    let toml = many_to_one(8, "4MB", "kind = \"dctcp\"\ninit_cwnd = 10", &format!("buffer = \"450KB\"\necn_threshold = {k}"));
+    let (e, s) = run(&format!("{toml}\n[output]\nwarmup = \"3ms\"\n"));
+    assert_eq!(s.flows_finished, 8);
+    assert_eq!(s.packets.dropped, 0, "DCTCP should not overflow a 300-packet buffer");
+    let p = bottleneck(&e);
+    let avg = p.avg_bytes(e.world.now);
+    assert!(avg > 0.5 * k as f64 && avg < 2.0 * k as f64, "time-average queue {avg:.0} B, K = {k} B");
+    assert!(p.stats.max_bytes < 3 * k, "max queue {} B", p.stats.max_bytes);
+    // Full throughput: 32 MB (+ headers) through 10 Gbps.
+    let ideal = 8.0 * 4e6 * 1500.0 / 1460.0 * 8.0 / 10e9;
+    assert!(e.world.now.secs() < 1.03 * ideal, "took {:.3} ms, ideal {:.3} ms", e.world.now.secs() * 1e3, ideal * 1e3);
+}
+
+#[test]
+fn droptail_tcp_fills_the_buffer() {
+    let buf = 225_000u64;
+    let (e, s) = run(&many_to_one(8, "4MB", "kind = \"tcp\"\ninit_cwnd = 10", &format!("buffer = {buf}")));
+    assert_eq!(s.flows_finished, 8);
+    let p = bottleneck(&e);
+    assert!(p.stats.max_bytes + 1500 > buf, "max queue {} B of {buf}", p.stats.max_bytes);
+    assert!(p.stats.drops_overflow > 0);
+    assert!(p.avg_bytes(e.world.now) > 0.4 * buf as f64, "avg queue {:.0} B", p.avg_bytes(e.world.now));
+    let ideal = 8.0 * 4e6 * 1500.0 / 1460.0 * 8.0 / 10e9;
+    assert!(e.world.now.secs() < 1.05 * ideal, "took {:.3} ms, ideal {:.3} ms", e.world.now.secs() * 1e3, ideal * 1e3);
+}
+
+#[test]
+fn incast_times_out_drop_tail_tcp_but_not_dctcp() {
+    // 30 senders × 200 KB into a 120 KB buffer, initial window 2: the first burst (60 packets) fits, TCP then
+    // grows every window until the buffer overflows in synchronized losses, and flows that lose a whole
+    // window (or a retransmission) wait for the 200 us RTO. DCTCP keeps the queue near K and never overflows.
+    let sw = "buffer = \"120KB\"\necn_threshold = \"20KB\"";
+    let tcp = "kind = \"tcp\"\ninit_cwnd = 2\nmin_rto = \"200us\"";
+    let dctcp = "kind = \"dctcp\"\ninit_cwnd = 2\nmin_rto = \"200us\"";
+    let (e_tcp, s_tcp) = run(&many_to_one(30, "200KB", tcp, sw));
+    let (e_dctcp, s_dctcp) = run(&many_to_one(30, "200KB", dctcp, sw));
+    let tcp_timeouts: u32 = e_tcp.world.records.iter().map(|r| r.timeouts).sum();
+    let dctcp_timeouts: u32 = e_dctcp.world.records.iter().map(|r| r.timeouts).sum();
+    assert!(s_tcp.packets.dropped_overflow > 0);
+    assert!(tcp_timeouts > 0, "drop-tail TCP had no timeouts");
+    assert_eq!(dctcp_timeouts, 0);
+    assert_eq!(s_dctcp.packets.dropped, 0);
+    assert_eq!(s_dctcp.flows_finished, 30);
+}
