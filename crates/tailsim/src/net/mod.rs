@@ -11,6 +11,8 @@ pub mod port;
 pub mod queue;
 pub mod routing;
 pub mod topology;
+#[cfg(test)]
+mod tests;
 
 use crate::engine::{Event, EventQueue, Pipe, Rng, Slab};
 use packet::Packet;

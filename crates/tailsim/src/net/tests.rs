@@ -1,0 +1,111 @@
+//! Port rules on hand-built packet sequences: admission, ECN marking, strict priority, paused classes.
+
+use super::packet::{Packet, PktKind};
+use super::topology::LeafSpine;
+use super::*;
+use crate::units::{BitsPerSec, FlowSlot};
+
+/// One leaf with 4 hosts; returns the network and the leaf's port towards host 0.
+fn net(buffer: BufferPolicy, ecn_k: u64) -> (Network, PortId) {
+    let spec = LeafSpine {
+        leaves: 1,
+        spines: 1,
+        hosts_per_leaf: 4,
+        edge_rate: BitsPerSec::gbps(10),
+        core_rate: BitsPerSec::gbps(10),
+        edge_delay: Time::ZERO,
+        core_delay: Time::ZERO,
+        switch_delay: Time::ZERO,
+    }
+    .spec();
+    let prm = NetParams {
+        host_tx_delay: Time::ZERO,
+        host_rx_delay: Time::ZERO,
+        nic_limit: None,
+        buffer,
+        ecn_k: [ecn_k; CLASSES],
+        lb: LoadBalance::Ecmp,
+        wire_overhead: 0,
+        seed: 1,
+    };
+    let n = Network::build(&spec, &prm).unwrap();
+    let p = PortId(n.ports.iter().position(|p| p.node.0 == 4 && p.peer.0 == 0).unwrap() as u32);
+    (n, p)
+}
+
+fn pkt(pk: &mut Packets, size: u32, class: u8) -> PktId {
+    let mut p = Packet::new(PktKind::Data, FlowSlot(0), 0, NodeId(1), NodeId(0));
+    p.size = size;
+    p.class = class;
+    p.ect = true;
+    pk.alloc(p)
+}
+
+#[test]
+fn per_port_limit_drops_the_packet_that_does_not_fit() {
+    let (mut n, port) = net(BufferPolicy::PerPort(3000), u64::MAX);
+    let (mut ev, mut pk) = (EventQueue::new(), Packets::default());
+    // The first packet starts transmitting at once and leaves the buffer; then 2 fit exactly, the 4th not.
+    for _ in 0..4 {
+        let id = pkt(&mut pk, 1500, 0);
+        n.enqueue(Time::ZERO, &mut ev, &mut pk, port, id);
+    }
+    assert_eq!(n.ports[port.idx()].bytes, 3000);
+    assert_eq!(n.ports[port.idx()].stats.drops_overflow, 1);
+    assert_eq!(pk.dropped, 1);
+}
+
+#[test]
+fn shared_buffer_dynamic_threshold() {
+    // Pool 10 000 B, alpha 1: a queue may hold at most as much as is still free, so one congested port
+    // settles at half the pool.
+    let (mut n, port) = net(BufferPolicy::Shared { total: 10_000, alpha: 1.0 }, u64::MAX);
+    let (mut ev, mut pk) = (EventQueue::new(), Packets::default());
+    let mut admitted = 0;
+    for _ in 0..20 {
+        let id = pkt(&mut pk, 1000, 0);
+        let before = pk.dropped;
+        n.enqueue(Time::ZERO, &mut ev, &mut pk, port, id);
+        admitted += (pk.dropped == before) as u32;
+    }
+    // The packet in service has left the pool. A packet is admitted while q + 1000 ≤ 10 000 − q for the
+    // queue q it finds, i.e. q ≤ 4500: the queue grows to 5000 B (1 in service + 5 queued).
+    assert_eq!(n.ports[port.idx()].bytes, 5000);
+    assert_eq!(admitted, 6);
+    assert_eq!(n.switches[0].used, 5000);
+}
+
+#[test]
+fn ecn_marks_when_the_queue_seen_on_arrival_exceeds_k() {
+    let (mut n, port) = net(BufferPolicy::Unlimited, 3000);
+    let (mut ev, mut pk) = (EventQueue::new(), Packets::default());
+    let ids: Vec<PktId> = (0..6).map(|_| pkt(&mut pk, 1000, 0)).collect();
+    for &id in &ids {
+        n.enqueue(Time::ZERO, &mut ev, &mut pk, port, id);
+    }
+    // Queue seen by packets 1..5 (packet 0 went straight to the wire): 0, 1000, 2000, 3000, 4000 → only the
+    // last exceeds K = 3000.
+    let marks: Vec<bool> = ids.iter().map(|&i| pk.get(i).ce).collect();
+    assert_eq!(marks, vec![false, false, false, false, false, true]);
+    assert_eq!(n.ports[port.idx()].stats.ecn_marks, 1);
+}
+
+#[test]
+fn strict_priority_and_paused_classes() {
+    let (mut n, port) = net(BufferPolicy::Unlimited, u64::MAX);
+    let (mut ev, mut pk) = (EventQueue::new(), Packets::default());
+    let first = pkt(&mut pk, 100, 7);
+    n.enqueue(Time::ZERO, &mut ev, &mut pk, port, first); // occupies the transmitter
+    let lo = pkt(&mut pk, 100, 5);
+    let hi = pkt(&mut pk, 100, 1);
+    let mid = pkt(&mut pk, 100, 3);
+    for id in [lo, hi, mid] {
+        n.enqueue(Time::ZERO, &mut ev, &mut pk, port, id);
+    }
+    let q = &mut n.ports[port.idx()].queue;
+    // Class 1 paused (PFC): class 3 goes first, then 5, and class 1 waits.
+    assert_eq!(q.pop(1 << 1, |_| 100), Some(mid));
+    assert_eq!(q.pop(1 << 1, |_| 100), Some(lo));
+    assert_eq!(q.pop(1 << 1, |_| 100), None);
+    assert_eq!(q.pop(0, |_| 100), Some(hi));
+}
