@@ -1,6 +1,4 @@
 use crate::units::{FlowSlot, NodeId, PortId, Time};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// Transport timers. A flow has at most one pending event per kind; see `transport::Timer`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,31 +37,20 @@ struct Entry {
     key: u128,
     ev: Event,
 }
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.key == o.key
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.key.cmp(&o.key)
-    }
-}
 
-/// A binary-heap event queue. Ties in time are broken by insertion order, so a run is a pure function of
+/// A 4-ary min-heap event queue. Ties in time are broken by insertion order, so a run is a pure function of
 /// its configuration and seed.
+///
+/// Four children per node halve the depth of a binary heap, and the four children of a node sit in two
+/// adjacent cache lines; popping (the simulator's hottest operation) touches about half as many lines.
 #[derive(Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Reverse<Entry>>,
+    heap: Vec<Entry>,
     seq: u64,
     popped: u64,
 }
+
+const D: usize = 4;
 
 impl EventQueue {
     pub fn new() -> Self {
@@ -73,17 +60,63 @@ impl EventQueue {
     pub fn schedule(&mut self, at: Time, ev: Event) {
         let key = ((at.0 as u128) << 64) | self.seq as u128;
         self.seq += 1;
-        self.heap.push(Reverse(Entry { key, ev }));
+        let h = &mut self.heap;
+        let mut i = h.len();
+        h.push(Entry { key, ev });
+        // Sift up, moving the hole rather than swapping.
+        while i > 0 {
+            let parent = (i - 1) / D;
+            if h[parent].key <= key {
+                break;
+            }
+            h[i] = h[parent];
+            i = parent;
+        }
+        h[i] = Entry { key, ev };
     }
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        self.heap.pop().map(|Reverse(e)| {
-            self.popped += 1;
-            (Time((e.key >> 64) as u64), e.ev)
-        })
+        let h = &mut self.heap;
+        let top = *h.first()?;
+        let last = h.pop().expect("non-empty");
+        let n = h.len();
+        if n > 0 {
+            // Sift the last entry down from the root.
+            let mut i = 0;
+            loop {
+                let first = i * D + 1;
+                if first >= n {
+                    break;
+                }
+                let m = if first + D <= n {
+                    // Full node: a branch-free tournament (comparisons here are unpredictable, so
+                    // conditional moves beat branches).
+                    let k = [h[first].key, h[first + 1].key, h[first + 2].key, h[first + 3].key];
+                    let a = first + (k[1] < k[0]) as usize;
+                    let b = first + 2 + (k[3] < k[2]) as usize;
+                    if h[b].key < h[a].key { b } else { a }
+                } else {
+                    let mut m = first;
+                    for c in first + 1..n {
+                        if h[c].key < h[m].key {
+                            m = c;
+                        }
+                    }
+                    m
+                };
+                if h[m].key >= last.key {
+                    break;
+                }
+                h[i] = h[m];
+                i = m;
+            }
+            h[i] = last;
+        }
+        self.popped += 1;
+        Some((Time((top.key >> 64) as u64), top.ev))
     }
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|Reverse(e)| Time((e.key >> 64) as u64))
+        self.heap.first().map(|e| Time((e.key >> 64) as u64))
     }
     pub fn len(&self) -> usize {
         self.heap.len()
@@ -118,6 +151,34 @@ mod tests {
             ]
         );
         assert_eq!(q.processed(), 4);
+    }
+    #[test]
+    fn matches_a_sorted_reference_on_random_interleavings() {
+        // Random pushes and pops against a reference that sorts by (time, insertion order).
+        let mut q = EventQueue::new();
+        let mut reference: Vec<(u64, u64, u32)> = vec![];
+        let mut x: u64 = 12345;
+        let mut seq = 0u64;
+        for step in 0..20_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if x % 3 != 0 || reference.is_empty() {
+                let t = x % 50; // many ties
+                q.schedule(Time(t), Event::Arrival(step));
+                reference.push((t, seq, step));
+                seq += 1;
+            } else {
+                reference.sort();
+                let (t, _, s) = reference.remove(0);
+                assert_eq!(q.pop(), Some((Time(t), Event::Arrival(s))));
+            }
+        }
+        reference.sort();
+        for (t, _, s) in reference {
+            assert_eq!(q.pop(), Some((Time(t), Event::Arrival(s))));
+        }
+        assert!(q.pop().is_none());
     }
     #[test]
     fn event_is_small() {
