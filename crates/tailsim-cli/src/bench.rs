@@ -51,10 +51,10 @@ size = "2MB"
     ),
 ];
 
-pub fn main(only: Option<String>, list: bool, time: Option<String>, in_process: bool) -> Result<(), String> {
+pub fn main(only: Option<String>, list: bool, time: Option<String>, in_process: bool, self_cmd: &[String]) -> Result<(), String> {
     if list {
         for (n, d, _, t) in SCENARIOS {
-            println!("{n:<28} {d} (default {t} simulated)");
+            out!("{n:<28} {d} (default {t} simulated)");
         }
         return Ok(());
     }
@@ -63,22 +63,22 @@ pub fn main(only: Option<String>, list: bool, time: Option<String>, in_process: 
         return Err(format!("no scenario \"{}\"; see --list", only.unwrap_or_default()));
     }
     if !in_process {
-        println!(
+        out!(
             "{:<28} {:>9} {:>8} {:>12} {:>10} {:>13} {:>12} {:>9}",
             "scenario", "sim s", "wall s", "events", "M ev/s", "M pkt-hops/s", "wall/sim s", "peak MB"
         );
-        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let (exe, pre) = self_cmd.split_first().ok_or("no command to start the benchmark with")?;
         for s in chosen {
-            let mut cmd = Command::new(&exe);
-            cmd.args(["bench", "--in-process", "--scenario", s.0]);
+            let mut cmd = Command::new(exe);
+            cmd.args(pre).args(["bench", "--in-process", "--scenario", s.0]);
             if let Some(t) = &time {
                 cmd.args(["--time", t]);
             }
-            let out = cmd.output().map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+            let out = cmd.output().map_err(|e| format!("cannot start {exe}: {e}"))?;
             if !out.status.success() {
                 return Err(format!("scenario {} failed: {}", s.0, String::from_utf8_lossy(&out.stderr)));
             }
-            print!("{}", String::from_utf8_lossy(&out.stdout));
+            out_raw!("{}", String::from_utf8_lossy(&out.stdout));
         }
         return Ok(());
     }
@@ -86,7 +86,7 @@ pub fn main(only: Option<String>, list: bool, time: Option<String>, in_process: 
         let t = time.clone().unwrap_or_else(|| default_time.to_string());
         let mut exp = tailsim::load_str(toml, name, Path::new("."), &[format!("stop.time=\"{t}\"")]).map_err(|e| e.to_string())?;
         let s = exp.run(&mut |_| {})?;
-        println!(
+        out!(
             "{:<28} {:>9.4} {:>8.2} {:>12} {:>10.2} {:>13.2} {:>12.1} {:>9.1}",
             name,
             s.simulated_seconds,

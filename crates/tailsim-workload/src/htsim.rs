@@ -552,15 +552,11 @@ mod tests {
     use crate::trace::read_trace;
     use std::path::PathBuf;
 
-    /// The shared example files live outside the workspace; skip (loudly)
-    /// when they are not there, e.g. in a bare checkout.
+    /// The example files shipped in the repository (workloads/htsim); they must be there.
     fn shared(file: &str) -> Option<PathBuf> {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/htsim-workloads");
-        if !dir.is_dir() {
-            eprintln!("note: {} is absent, skipping the shipped-file test", dir.display());
-            return None;
-        }
-        Some(dir.join(file))
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/htsim").join(file);
+        assert!(p.is_file(), "{} is missing from the repository", p.display());
+        Some(p)
     }
 
     #[test]

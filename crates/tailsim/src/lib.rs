@@ -15,6 +15,6 @@ pub mod traffic;
 pub mod transport;
 pub mod units;
 
-pub use config::{load, load_str, ConfigError, Experiment};
+pub use config::{load, load_str, load_table, ConfigError, Experiment};
 pub use run::Summary;
 pub use sim::{Progress, StopReason};

@@ -53,6 +53,14 @@ pub fn peak_memory_bytes() -> Option<u64> {
 impl Experiment {
     /// Run to a stop condition and summarise. Conservation is checked at the end of every run.
     pub fn run(&mut self, on_progress: &mut dyn FnMut(&Progress)) -> Result<Summary, String> {
+        self.run_interruptible(&mut |p| {
+            on_progress(p);
+            true
+        })
+    }
+
+    /// As `run`, but the callback may return false to stop early (the summary then says `interrupted`).
+    pub fn run_interruptible(&mut self, on_progress: &mut dyn FnMut(&Progress) -> bool) -> Result<Summary, String> {
         let t0 = Instant::now();
         let stop = self.world.run(self.stop, on_progress);
         let wall = t0.elapsed().as_secs_f64();
@@ -147,6 +155,16 @@ impl Experiment {
         ]
     }
 
+    /// The queue-occupancy samples (only with `output.queue_sample`).
+    pub fn queue_columns(&self) -> Vec<Column> {
+        let q = &self.world.queue_samples;
+        vec![
+            Column::F64("time_us", q.iter().map(|s| s.0.micros()).collect()),
+            Column::I64("port_id", q.iter().map(|s| s.1 as i64).collect()),
+            Column::I64("bytes", q.iter().map(|s| s.2 as i64).collect()),
+        ]
+    }
+
     /// Write flows, ports and summary.json into `dir` (created if needed), each file atomically.
     pub fn write_results(&self, dir: &Path, summary: &Summary) -> io::Result<()> {
         std::fs::create_dir_all(dir)?;
@@ -154,10 +172,16 @@ impl Experiment {
             OutputFormat::Parquet => {
                 write_parquet(&dir.join("flows.parquet"), "flows", &self.flow_columns())?;
                 write_parquet(&dir.join("ports.parquet"), "ports", &self.port_columns())?;
+                if !self.world.queue_samples.is_empty() {
+                    write_parquet(&dir.join("queues.parquet"), "queues", &self.queue_columns())?;
+                }
             }
             OutputFormat::Csv => {
                 write_csv(&dir.join("flows.csv"), &self.flow_columns())?;
                 write_csv(&dir.join("ports.csv"), &self.port_columns())?;
+                if !self.world.queue_samples.is_empty() {
+                    write_csv(&dir.join("queues.csv"), &self.queue_columns())?;
+                }
             }
         }
         // Written last: its presence marks a complete results directory.

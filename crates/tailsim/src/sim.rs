@@ -26,6 +26,8 @@ pub enum StopReason {
     Finished,
     TimeLimit,
     EventBudget,
+    /// The progress callback asked to stop (e.g. Ctrl-C).
+    Interrupted,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -55,13 +57,27 @@ pub struct World {
     pub framing: Framing,
     pub records: Vec<FlowRecord>,
     pub flows_finished: u64,
+    /// Queue-occupancy samples (time, port, bytes) every `sample_every`, if set.
+    pub queue_samples: Vec<(Time, u32, u64)>,
+    sample_every: Option<Time>,
     flow_events: Vec<FlowEvent>,
     new_flows: Vec<NewFlow>,
 }
 
 impl World {
-    pub fn new(net: Network, transport: Transport, generators: Vec<Generator>, faults: Vec<Fault>, framing: Framing, warmup: Time) -> World {
+    pub fn new(
+        net: Network,
+        transport: Transport,
+        generators: Vec<Generator>,
+        faults: Vec<Fault>,
+        framing: Framing,
+        warmup: Time,
+        sample_every: Option<Time>,
+    ) -> World {
         let mut ev = EventQueue::new();
+        if sample_every.is_some() {
+            ev.schedule(Time::ZERO, Event::QueueSample);
+        }
         if warmup > Time::ZERO {
             ev.schedule(warmup, Event::WarmupEnd);
         }
@@ -84,6 +100,8 @@ impl World {
             framing,
             records: Vec::new(),
             flows_finished: 0,
+            queue_samples: Vec::new(),
+            sample_every,
             flow_events: Vec::new(),
             new_flows: Vec::new(),
         }
@@ -99,8 +117,9 @@ impl World {
         }
     }
 
-    /// Run until a stop condition; `on_progress` is called about every 2^16 events.
-    pub fn run(&mut self, stop: StopAt, on_progress: &mut dyn FnMut(&Progress)) -> StopReason {
+    /// Run until a stop condition; `on_progress` is called about every 2^16 events and returns false to
+    /// interrupt the run.
+    pub fn run(&mut self, stop: StopAt, on_progress: &mut dyn FnMut(&Progress) -> bool) -> StopReason {
         let limit = stop.time.unwrap_or(Time::MAX);
         let budget = stop.max_events.unwrap_or(u64::MAX);
         loop {
@@ -118,8 +137,8 @@ impl World {
             let (t, e) = self.ev.pop().expect("peeked");
             self.now = t;
             self.dispatch(e);
-            if self.ev.processed() & 0xFFFF == 0 {
-                on_progress(&self.progress());
+            if self.ev.processed() & 0xFFFF == 0 && !on_progress(&self.progress()) {
+                return StopReason::Interrupted;
             }
         }
     }
@@ -142,12 +161,27 @@ impl World {
                 self.net.set_link(f.a, f.b, f.up, f.corrupt);
             }
             Event::WarmupEnd => self.net.ports.iter_mut().for_each(|p| p.restart_occupancy(now)),
+            Event::QueueSample => self.sample_queues(),
         }
         if let Some((h, id)) = delivered {
             self.with_transport(|tr, ctx| tr.on_packet(ctx, h, id));
         }
         if !self.flow_events.is_empty() {
             self.apply_flow_events();
+        }
+    }
+
+    /// Record every port's queue and schedule the next sample while anything else is still pending (so
+    /// sampling alone never keeps a finished simulation running).
+    fn sample_queues(&mut self) {
+        let now = self.now;
+        for (i, p) in self.net.ports.iter().enumerate() {
+            self.queue_samples.push((now, i as u32, p.bytes));
+        }
+        if let Some(dt) = self.sample_every {
+            if !self.ev.is_empty() {
+                self.ev.schedule(now + dt, Event::QueueSample);
+            }
         }
     }
 

@@ -94,3 +94,31 @@ fn set_overrides_apply_and_are_checked() {
     let bad = tailsim::load_str(&toml, "exp.toml", Path::new("."), &["nosuchkey=1".into()]).err().unwrap().to_string();
     assert!(bad.contains("unknown field `nosuchkey`"), "{bad}");
 }
+
+#[test]
+fn keys_of_another_kind_are_rejected() {
+    let e = err("[topology]\npreset = \"pfabric-144\"\n[[workload]]\nkind = \"incast\"\nsenders = 3\nsize = 10\nload = 0.5\n");
+    assert!(e.starts_with("exp.toml:7: key `workload[0].load`") && e.contains("does not apply to kind \"incast\""), "{e}");
+    let e = err(&format!("[topology]\nkind = \"fat-tree\"\nk = 4\nrate = \"10Gbps\"\nleaves = 3\n{OK_TAIL}"));
+    assert!(e.starts_with("exp.toml:5: key `topology.leaves`"), "{e}");
+}
+
+#[test]
+fn impossible_values_are_errors_not_panics() {
+    for (snippet, key) in [
+        ("[host]\nnic_buffer = \"100B\"", "host.nic_buffer"),
+        ("[transport]\nmin_rto = \"1ms\"\nmax_rto = \"100us\"", "transport.max_rto"),
+        ("[transport]\ndupthresh = 0", "transport.dupthresh"),
+        ("[[fault]]\nat = \"1us\"\nlink = [\"h0\", \"leaf0\"]", "fault[0]"),
+        ("[[fault]]\nat = \"1us\"\nlink = [\"h0\", \"h1\"]\nstate = \"down\"", "fault[0].link"),
+    ] {
+        let e = err(&format!("[topology]\npreset = \"pfabric-144\"\n{OK_TAIL}{snippet}\n"));
+        assert!(e.contains(&format!("key `{key}`")), "{snippet}: {e}");
+    }
+    // A topology file with no hosts.
+    let dir = std::env::temp_dir().join(format!("tailsim-cfg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("t.toml"), "hosts = 0\nlink = []\n").unwrap();
+    let e = err(&format!("[topology]\nkind = \"file\"\npath = \"{}\"\n{OK_TAIL}", dir.join("t.toml").display()));
+    assert!(e.contains("key `topology.path`") && e.contains("at least 2"), "{e}");
+}

@@ -55,10 +55,10 @@ path = "{}"
     let mut e = tailsim::load_str(&toml, "t.toml", &dir, &[]).unwrap();
     use tailsim::sim::StopAt;
     use tailsim::units::Time;
-    e.world.run(StopAt { time: Some(Time::ms(5)), max_events: None }, &mut |_| {});
+    e.world.run(StopAt { time: Some(Time::ms(5)), max_events: None }, &mut |_| true);
     let hops0 = e.world.net.packet_hops;
     let before = ALLOCS.load(Ordering::Relaxed);
-    e.world.run(StopAt { time: Some(Time::ms(15)), max_events: None }, &mut |_| {});
+    e.world.run(StopAt { time: Some(Time::ms(15)), max_events: None }, &mut |_| true);
     let allocs = ALLOCS.load(Ordering::Relaxed) - before;
     let hops = e.world.net.packet_hops - hops0;
     assert!(hops > 100_000, "only {hops} packet-hops in the window");

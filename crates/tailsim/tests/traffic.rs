@@ -45,7 +45,7 @@ fn poisson_load_is_calibrated_within_2_percent() {
 fn data_mining_arrival_rate_matches_the_formula() {
     // Data mining's tail (1 % of flows are 97–973 MB) gives the realized byte load a ~2 % standard error even
     // over 20 s, so check the arrival rate instead: λ = load · H · R / (8 · E[wire bytes]), with E[S] exact
-    // (tested in tailsim-workload). Over 20 s ≈ 145 000 arrivals the Poisson count has a 0.3 % error.
+    // (tested in tailsim-workload). Over 20 s ≈ 140 700 arrivals the Poisson count has a 0.3 % error.
     let toml = "[topology]\npreset = \"pfabric-144\"\n[[workload]]\nkind = \"poisson\"\ncdf = \"datamining\"\nload = 0.3\nuntil = \"20s\"\n";
     let mut e = exp(toml);
     let cdf = tailsim_workload::SizeCdf::builtin("datamining").unwrap();

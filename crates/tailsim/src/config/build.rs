@@ -60,8 +60,38 @@ impl Ctx<'_> {
     }
 }
 
+/// Reject keys that are set but mean nothing for the chosen kind (a typo across kinds must not pass).
+fn only_applicable(c: &Ctx, table: &str, kind: &str, set: &[(&str, bool)], allowed: &[&str]) -> R<()> {
+    match set.iter().find(|(k, present)| *present && !allowed.contains(k)) {
+        Some((k, _)) => Err(c.err(&format!("{table}.{k}"), format!("does not apply to kind \"{kind}\" (its keys: {})", allowed.join(", ")))),
+        None => Ok(()),
+    }
+}
+
 fn topology(c: &Ctx, t: &TopologyCfg, switch_delay: Option<Time>) -> R<TopologySpec> {
     let kind = c.need(&t.kind, "topology.kind", "\"leaf-spine\", \"fat-tree\", \"htsim\" or \"file\" (or a preset)")?;
+    let set = [
+        ("leaves", t.leaves.is_some()),
+        ("spines", t.spines.is_some()),
+        ("hosts_per_leaf", t.hosts_per_leaf.is_some()),
+        ("edge_rate", t.edge_rate.is_some()),
+        ("core_rate", t.core_rate.is_some()),
+        ("edge_delay", t.edge_delay.is_some()),
+        ("core_delay", t.core_delay.is_some()),
+        ("k", t.k.is_some()),
+        ("rate", t.rate.is_some()),
+        ("delay", t.delay.is_some()),
+        ("path", t.path.is_some()),
+    ];
+    let allowed: &[&str] = match kind.as_str() {
+        "leaf-spine" => &["leaves", "spines", "hosts_per_leaf", "edge_rate", "core_rate", "edge_delay", "core_delay"],
+        "fat-tree" => &["k", "rate", "delay"],
+        "htsim" | "file" => &["path"],
+        _ => &[],
+    };
+    if !allowed.is_empty() {
+        only_applicable(c, "topology", &kind, &set, allowed)?;
+    }
     let sd = switch_delay.unwrap_or(Time::ZERO);
     let positive = |v: u32, key: &str| if v == 0 { Err(c.err(key, "must be at least 1")) } else { Ok(v) };
     match kind.as_str() {
@@ -143,24 +173,34 @@ fn topology_file(path: &Path, default_delay: Time) -> Result<TopologySpec, Strin
     }
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let f: File = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if f.hosts < 2 {
+        return Err(format!("{}: `hosts` must be at least 2, found {}", path.display(), f.hosts));
+    }
     let mut spec = TopologySpec { hosts: f.hosts, ..Default::default() };
-    for s in &f.switch {
+    for (i, s) in f.switch.iter().enumerate() {
+        if f.switch[..i].iter().any(|o| o.name == s.name) {
+            return Err(format!("{}: two switches are named \"{}\"", path.display(), s.name));
+        }
         spec.switches.push(SwitchSpec { name: s.name.clone(), delay: s.delay.map_or(default_delay, |d| d.0) });
     }
     for l in &f.link {
         let a = node_by_name(&spec, &l.a).ok_or_else(|| format!("{}: link end \"{}\" is not a host or switch", path.display(), l.a))?;
         let b = node_by_name(&spec, &l.b).ok_or_else(|| format!("{}: link end \"{}\" is not a host or switch", path.display(), l.b))?;
+        if a == b {
+            return Err(format!("{}: link from \"{}\" to itself", path.display(), l.a));
+        }
         spec.links.push(LinkSpec { a, b, rate: l.rate.0, delay: l.delay.map_or(Time::ZERO, |d| d.0) });
     }
     Ok(spec)
 }
 
+/// A switch by its exact name, else a host by number ("3" or "h3").
 fn node_by_name(spec: &TopologySpec, name: &str) -> Option<NodeId> {
-    let num = name.strip_prefix('h').unwrap_or(name);
-    if let Ok(h) = num.parse::<u32>() {
-        return (h < spec.hosts).then_some(NodeId(h));
+    if let Some(i) = spec.switches.iter().position(|s| s.name == name) {
+        return Some(NodeId(spec.hosts + i as u32));
     }
-    spec.switches.iter().position(|s| s.name == name).map(|i| NodeId(spec.hosts + i as u32))
+    let num = name.strip_prefix('h').unwrap_or(name);
+    num.parse::<u32>().ok().filter(|&h| h < spec.hosts).map(NodeId)
 }
 
 fn sizes(c: &Ctx, w: &WorkloadCfg, key: &str) -> R<Sizes> {
@@ -201,6 +241,32 @@ fn generator(c: &Ctx, w: &WorkloadCfg, i: usize, seed: u64, hosts: u32, host_rat
     let key = format!("workload[{i}]");
     let k = |f: &str| format!("{key}.{f}");
     let kind = c.need(&w.kind, &k("kind"), "\"poisson\", \"incast\", \"permutation\" or \"trace\"")?;
+    let set = [
+        ("cdf", w.cdf.is_some()),
+        ("cdf_interp", w.cdf_interp.is_some()),
+        ("cdf_unit_bytes", w.cdf_unit_bytes.is_some()),
+        ("size", w.size.is_some()),
+        ("load", w.load.is_some()),
+        ("pattern", w.pattern.is_some()),
+        ("flows", w.flows.is_some()),
+        ("start", w.start.is_some()),
+        ("until", w.until.is_some()),
+        ("senders", w.senders.is_some()),
+        ("dst", w.dst.is_some()),
+        ("interval", w.interval.is_some()),
+        ("count", w.count.is_some()),
+        ("path", w.path.is_some()),
+    ];
+    let allowed: &[&str] = match kind.as_str() {
+        "poisson" => &["cdf", "cdf_interp", "cdf_unit_bytes", "size", "load", "pattern", "flows", "start", "until"],
+        "incast" => &["cdf", "cdf_interp", "cdf_unit_bytes", "size", "senders", "dst", "interval", "count", "start"],
+        "permutation" => &["size", "start"],
+        "trace" => &["path", "start"],
+        _ => &[],
+    };
+    if !allowed.is_empty() {
+        only_applicable(c, &key, &kind, &set, allowed)?;
+    }
     let start = w.start.map_or(Time::ZERO, |d| d.0);
     if hosts < 2 {
         return Err(c.err(&key, "a workload needs at least two hosts"));
@@ -318,8 +384,19 @@ fn transport(c: &Ctx, t: &TransportCfg, fr: Framing, ack: u32) -> R<Transport> {
     }
     let min_rto = t.min_rto.map_or(Time::us(200), |d| d.0);
     let max_rto = t.max_rto.map_or(Time::ms(1000), |d| d.0);
-    if min_rto == Time::ZERO || max_rto < min_rto {
-        return Err(c.err("transport.min_rto", "need 0 < min_rto ≤ max_rto"));
+    if min_rto == Time::ZERO {
+        return Err(c.err("transport.min_rto", "must be positive"));
+    }
+    if max_rto < min_rto {
+        return Err(c.err("transport.max_rto", format!("must be at least min_rto ({min_rto})")));
+    }
+    let init_rto = t.init_rto.map_or(min_rto, |d| d.0);
+    if init_rto == Time::ZERO {
+        return Err(c.err("transport.init_rto", "must be positive"));
+    }
+    let dupthresh = t.dupthresh.unwrap_or(3);
+    if dupthresh == 0 {
+        return Err(c.err("transport.dupthresh", "must be at least 1"));
     }
     let delayed_ack = t.delayed_ack.unwrap_or(1);
     if delayed_ack == 0 {
@@ -332,8 +409,8 @@ fn transport(c: &Ctx, t: &TransportCfg, fr: Framing, ack: u32) -> R<Transport> {
         init_cwnd,
         min_rto,
         max_rto,
-        init_rto: t.init_rto.map_or(min_rto, |d| d.0),
-        dupthresh: t.dupthresh.unwrap_or(3).max(1),
+        init_rto,
+        dupthresh,
         delayed_ack,
         delayed_ack_timeout: t.delayed_ack_timeout.map_or(Time::us(40), |d| d.0),
         sack: t.sack.unwrap_or(true),
@@ -374,7 +451,7 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         }
         o => return Err(c.err("switch.buffer_mode", format!("expected \"per-port\" or \"shared\", found \"{o}\""))),
     };
-    if let BufferPolicy::PerPort(b) = buffer {
+    if let Some(b) = per_port {
         if b < fr.mss + fr.header {
             return Err(c.err("switch.buffer", format!("{b} B cannot hold one full packet ({} B)", fr.mss + fr.header)));
         }
@@ -393,17 +470,19 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         o => return Err(c.err("routing.load_balance", format!("expected \"ecmp\" or \"spray\", found \"{o}\""))),
     };
     let h = &cfg.host;
+    // A NIC queue is a port like any other (as in ns-2): by default it has the per-port `switch.buffer`,
+    // also when the switches use a shared pool.
+    let nic_limit = h.nic_buffer.map_or(per_port, |b| b.0);
+    if let Some(b) = nic_limit {
+        if b < fr.mss + fr.header {
+            let key = if h.nic_buffer.is_some() { "host.nic_buffer" } else { "switch.buffer" };
+            return Err(c.err(key, format!("{b} B cannot hold one full packet ({} B)", fr.mss + fr.header)));
+        }
+    }
     let prm = NetParams {
         host_tx_delay: h.tx_delay.map_or(Time::ZERO, |d| d.0),
         host_rx_delay: h.rx_delay.map_or(Time::ZERO, |d| d.0),
-        // A NIC queue is a port like any other (as in ns-2): by default it has the switches' per-port limit.
-        nic_limit: match h.nic_buffer {
-            Some(b) => b.0,
-            None => match buffer {
-                BufferPolicy::PerPort(b) => Some(b),
-                _ => None,
-            },
-        },
+        nic_limit,
         buffer,
         ecn_k,
         lb,
@@ -412,7 +491,11 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
     };
     let net = Network::build(&spec, &prm).map_err(|m| c.err("topology", m))?;
     let hosts = net.n_hosts() as u32;
-    let host_rate = net.ports[net.hosts[0].nic.idx()].rate;
+    if hosts < 2 {
+        return Err(c.err("topology", format!("the topology has {hosts} host(s); at least 2 are needed")));
+    }
+    // Load is relative to the mean host link rate (all hosts share one rate in the built-in fabrics).
+    let host_rate = BitsPerSec(net.hosts.iter().map(|h| net.ports[h.nic.idx()].rate.0 as u128).sum::<u128>() as u64 / hosts as u64);
     if cfg.workload.is_empty() {
         return Err(c.err("workload", "missing: add at least one [[workload]] table"));
     }
@@ -427,6 +510,9 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         let key = format!("fault[{i}]");
         let end = |s: &str| node_by_name(&spec, s).ok_or_else(|| c.err(&format!("{key}.link"), format!("\"{s}\" is not a host number or switch name")));
         let (a, b) = (end(&f.link[0])?, end(&f.link[1])?);
+        if f.state.is_none() && f.corrupt.is_none() {
+            return Err(c.err(&key, "a fault needs `state` (\"up\"/\"down\") or `corrupt` (a probability)"));
+        }
         let up = match f.state.as_deref() {
             None => None,
             Some("up") => Some(true),
@@ -458,13 +544,17 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         return Err(c.err("stop.max_events", "must be at least 1"));
     }
     let warmup = o.warmup.map_or(Time::ZERO, |d| d.0);
+    let sample_every = o.queue_sample.map(|d| d.0);
+    if sample_every == Some(Time::ZERO) {
+        return Err(c.err("output.queue_sample", "the sampling interval must be positive"));
+    }
     let name = cfg.name.clone().unwrap_or_else(|| {
         Path::new(&src.origin).file_stem().map_or("experiment".into(), |s| s.to_string_lossy().into_owned())
     });
     Ok(Experiment {
         name,
         seed: cfg.seed,
-        world: World::new(net, transport, generators, faults, fr, warmup),
+        world: World::new(net, transport, generators, faults, fr, warmup, sample_every),
         stop: StopAt { time: cfg.stop.time.map(|d| d.0), max_events: cfg.stop.max_events },
         out_dir: o.dir.clone(),
         format,

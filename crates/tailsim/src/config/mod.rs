@@ -194,6 +194,11 @@ pub fn parse(src: &Source, sets: &[String]) -> Result<(ExperimentConfig, Table),
         key: None,
         msg: e.message().to_string(),
     })?;
+    resolve(src, user, sets)
+}
+
+/// Merge the preset under an already-parsed table, apply overrides and deserialize.
+pub fn resolve(src: &Source, user: Table, sets: &[String]) -> Result<(ExperimentConfig, Table), ConfigError> {
     let mut user = user;
     for s in sets {
         apply_set(&mut user, s).map_err(|m| ConfigError { file: src.origin.clone(), line: None, key: None, msg: m })?;
@@ -218,7 +223,7 @@ pub fn parse(src: &Source, sets: &[String]) -> Result<(ExperimentConfig, Table),
                 })
                 .collect(),
         );
-        let msg = e.inner().to_string();
+        let msg = e.inner().message().trim().to_string();
         // For an unknown key, point at the key itself.
         if let Some(name) = msg.strip_prefix("unknown field `").and_then(|r| r.split('`').next()) {
             if key.0.last().map(String::as_str) != Some(name) {
@@ -234,6 +239,13 @@ pub fn parse(src: &Source, sets: &[String]) -> Result<(ExperimentConfig, Table),
 pub fn load(path: &Path, sets: &[String]) -> Result<Experiment, ConfigError> {
     let src = Source::from_file(path)?;
     let (cfg, resolved) = parse(&src, sets)?;
+    build(&src, cfg, resolved)
+}
+
+/// Load an experiment from an already-parsed table, e.g. a Python dict (errors name keys, not lines).
+pub fn load_table(table: Table, origin: &str, base_dir: &Path, sets: &[String]) -> Result<Experiment, ConfigError> {
+    let src = Source { origin: origin.to_string(), text: String::new(), base_dir: base_dir.to_path_buf() };
+    let (cfg, resolved) = resolve(&src, table, sets)?;
     build(&src, cfg, resolved)
 }
 

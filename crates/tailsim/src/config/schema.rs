@@ -80,7 +80,8 @@ pub struct SwitchCfg {
     pub shared_buffer: Option<Size>,
     pub alpha: Option<f64>,
     pub ecn_threshold: Option<EcnThreshold>,
-    /// Forwarding latency; overrides the topology's.
+    /// Forwarding latency of every switch (for `kind = "htsim"` it overrides the file's per-tier latency; a
+    /// topology file's per-switch `delay` wins over it).
     pub delay: Option<Duration>,
 }
 
@@ -166,4 +167,6 @@ pub struct OutputCfg {
     pub format: Option<String>,
     pub buckets: Option<Vec<Size>>,
     pub warmup: Option<Duration>,
+    /// Sample every port's queue occupancy at this interval into queues.parquet (off by default).
+    pub queue_sample: Option<Duration>,
 }

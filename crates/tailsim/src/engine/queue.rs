@@ -29,6 +29,8 @@ pub enum Event {
     Fault(u32),
     /// End of the warm-up: queue-occupancy statistics restart.
     WarmupEnd,
+    /// Record every port's queue occupancy.
+    QueueSample,
 }
 
 #[derive(Clone, Copy, Debug)]

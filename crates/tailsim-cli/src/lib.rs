@@ -1,0 +1,178 @@
+//! The `tailsim` command line: run an experiment, check a config, benchmark the simulator.
+//!
+//! A library so that the Python package's `tailsim` command runs exactly the same code.
+
+/// Print to stdout, ignoring a closed pipe (`tailsim run … | head` must not panic).
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+macro_rules! out_raw {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
+mod bench;
+
+use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Instant;
+use tailsim::{Experiment, Progress, Summary};
+
+#[derive(Parser)]
+#[command(name = "tailsim", version, about = "Packet-level datacenter network simulator for tail-latency studies")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run an experiment file and write flows, ports and summary.json.
+    Run {
+        /// The experiment (TOML).
+        config: PathBuf,
+        /// Results directory (default: output.dir in the file, else results/<name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Override the seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Override any key, e.g. --set workload[0].load=0.5 --set transport.kind=dctcp
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// No progress line.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Validate an experiment file without running it.
+    Check {
+        config: PathBuf,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+    },
+    /// Measure simulator speed on fixed scenarios (events/s, packet-hops/s, wall s per simulated s, memory).
+    Bench {
+        /// Run only this scenario (see --list).
+        #[arg(long)]
+        scenario: Option<String>,
+        /// List the scenarios.
+        #[arg(long)]
+        list: bool,
+        /// Simulated time per scenario (default: the scenario's own).
+        #[arg(long)]
+        time: Option<String>,
+        /// Run in this process instead of one child process per scenario (peak memory is then shared).
+        #[arg(long, hide = true)]
+        in_process: bool,
+    },
+}
+
+/// Run the command line with `args` (args[0] is the program name). `self_cmd` is how to start this same
+/// program again (for `bench`, which measures each scenario in a child process).
+pub fn main_with(args: Vec<String>, self_cmd: Vec<String>) -> u8 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    let res = match cli.cmd {
+        Cmd::Run { config, out, seed, sets, quiet } => run(config, out, seed, sets, quiet),
+        Cmd::Check { config, sets } => tailsim::load(&config, &sets).map(|e| {
+            out!("{}: ok ({} hosts, {} switches, {} links)", config.display(), e.world.net.n_hosts(), e.world.net.switches.len(), e.world.net.ports.len() / 2);
+        }).map_err(|e| e.to_string()),
+        Cmd::Bench { scenario, list, time, in_process } => bench::main(scenario, list, time, in_process, &self_cmd),
+    };
+    match res {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: {e}");
+            1
+        }
+    }
+}
+
+fn run(config: PathBuf, out: Option<PathBuf>, seed: Option<u64>, mut sets: Vec<String>, quiet: bool) -> Result<(), String> {
+    if let Some(s) = seed {
+        sets.push(format!("seed={s}"));
+    }
+    let mut exp = tailsim::load(&config, &sets).map_err(|e| e.to_string())?;
+    let dir = out.unwrap_or_else(|| PathBuf::from(exp.out_dir.clone().unwrap_or_else(|| format!("results/{}", exp.name))));
+    let show = !quiet && std::io::stderr().is_terminal();
+    let mut meter = ProgressLine::new(&exp);
+    let summary = exp.run(&mut |p| if show { meter.update(p) }).map_err(|e| format!("run failed: {e}"))?;
+    if show {
+        eprintln!();
+    }
+    exp.write_results(&dir, &summary).map_err(|e| format!("cannot write results to {}: {e}", dir.display()))?;
+    print_summary(&summary);
+    out!("results: {}", dir.display());
+    Ok(())
+}
+
+/// A one-line live status: simulated time, speed, flows, ETA.
+struct ProgressLine {
+    t0: Instant,
+    last: Instant,
+    horizon: Option<f64>,
+    expected_flows: Option<u64>,
+}
+
+impl ProgressLine {
+    fn new(exp: &Experiment) -> Self {
+        let now = Instant::now();
+        ProgressLine { t0: now, last: now, horizon: exp.horizon().map(|t| t.secs()), expected_flows: exp.expected_flows() }
+    }
+    fn update(&mut self, p: &Progress) {
+        let now = Instant::now();
+        if now.duration_since(self.last).as_secs_f64() < 0.5 {
+            return;
+        }
+        self.last = now;
+        let wall = now.duration_since(self.t0).as_secs_f64();
+        let sim = p.now.secs();
+        let frac = match (self.horizon, self.expected_flows) {
+            (Some(h), _) if h > 0.0 => Some(sim / h),
+            (_, Some(n)) if n > 0 => Some(p.flows_finished as f64 / n as f64),
+            _ => None,
+        };
+        let eta = frac.filter(|f| *f > 0.0).map_or("?".into(), |f| format!("{:.0}s", wall * (1.0 - f).max(0.0) / f));
+        eprint!(
+            "\r  sim {:>10} | {:>6.2} M events/s | flows {}/{} done, {} active | ETA {}   ",
+            p.now.to_string(),
+            p.events as f64 / wall / 1e6,
+            p.flows_finished,
+            p.flows_started,
+            p.active_flows,
+            eta
+        );
+    }
+}
+
+fn print_summary(s: &Summary) {
+    out!(
+        "{}: {} flows ({} finished), {:.6} s simulated in {:.2} s wall; {:.2} M events/s, {:.2} M packet-hops/s; stop: {:?}",
+        s.name, s.flows_started, s.flows_finished, s.simulated_seconds, s.wall_seconds, s.events_per_second / 1e6, s.packet_hops_per_second / 1e6, s.stop_reason
+    );
+    out!(
+        "packets: {} delivered, {} dropped ({} overflow, {} link down, {} corrupt), {} ECN-marked",
+        s.packets.delivered, s.packets.dropped, s.packets.dropped_overflow, s.packets.dropped_link_down, s.packets.dropped_corrupt, s.packets.ecn_marked
+    );
+    out!(
+        "{:<16} {:>8} {:>6} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9} {:>9}",
+        "size bucket", "flows", "unfin", "FCT mean", "FCT p50", "FCT p99", "FCT p99.9", "sd mean", "sd p99", "sd p99.9"
+    );
+    for b in &s.buckets {
+        out!(
+            "{:<16} {:>8} {:>6} {:>9.1}us {:>9.1}us {:>9.1}us {:>9.1}us {:>9.3} {:>9.3} {:>9.3}",
+            b.bucket, b.flows, b.unfinished, b.fct_mean_us, b.fct_p50_us, b.fct_p99_us, b.fct_p999_us, b.slowdown_mean, b.slowdown_p99, b.slowdown_p999
+        );
+    }
+}

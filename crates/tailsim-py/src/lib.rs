@@ -1,0 +1,173 @@
+//! `tailsim._core`: the Rust simulator as a Python extension module.
+//!
+//! Deliberately thin: configurations go in as TOML text or JSON (from a dict), results come out as a
+//! results directory (the same atomic files the command line writes) plus the summary as JSON; the Python
+//! package reads the Parquet files into DataFrames. The simulation runs with the GIL released and calls back
+//! into Python only to report progress and to notice Ctrl-C.
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+create_exception!(_core, ConfigError, PyValueError, "An experiment configuration is invalid (the message names the key).");
+create_exception!(_core, SimulationError, PyException, "A simulation failed while running or writing results.");
+
+fn config_err(e: tailsim::ConfigError) -> PyErr {
+    ConfigError::new_err(e.to_string())
+}
+
+/// Build an experiment from TOML text or a JSON object.
+fn build(kind: &str, text: &str, origin: &str, base_dir: &str, sets: &[String]) -> PyResult<tailsim::Experiment> {
+    let base = Path::new(base_dir);
+    match kind {
+        "toml" => tailsim::load_str(text, origin, base, sets).map_err(config_err),
+        "json" => {
+            let value: toml::Value = serde_json::from_str::<serde_json::Value>(text)
+                .map_err(|e| ConfigError::new_err(format!("{origin}: not a JSON object: {e}")))
+                .and_then(|j| json_to_toml(j, "").map_err(|m| ConfigError::new_err(format!("{origin}: {m}"))))?;
+            match value {
+                toml::Value::Table(t) => tailsim::load_table(t, origin, base, sets).map_err(config_err),
+                _ => Err(ConfigError::new_err(format!("{origin}: the configuration must be a mapping"))),
+            }
+        }
+        _ => Err(PyValueError::new_err(format!("unknown config kind {kind}"))),
+    }
+}
+
+/// JSON → TOML values; TOML has no null, so a None is an error naming the key.
+fn json_to_toml(v: serde_json::Value, key: &str) -> Result<toml::Value, String> {
+    use serde_json::Value as J;
+    Ok(match v {
+        J::Null => return Err(format!("key `{key}`: None is not a valid value (leave the key out instead)")),
+        J::Bool(b) => toml::Value::Boolean(b),
+        J::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => toml::Value::Integer(i),
+            (None, Some(f)) => toml::Value::Float(f),
+            _ => return Err(format!("key `{key}`: number {n} is out of range")),
+        },
+        J::String(s) => toml::Value::String(s),
+        J::Array(a) => toml::Value::Array(
+            a.into_iter().enumerate().map(|(i, x)| json_to_toml(x, &format!("{key}[{i}]"))).collect::<Result<_, _>>()?,
+        ),
+        J::Object(o) => toml::Value::Table(
+            o.into_iter()
+                .map(|(k, x)| {
+                    let path = if key.is_empty() { k.clone() } else { format!("{key}.{k}") };
+                    json_to_toml(x, &path).map(|v| (k, v))
+                })
+                .collect::<Result<_, _>>()?,
+        ),
+    })
+}
+
+/// Validate a configuration; returns a short description of the fabric.
+#[pyfunction]
+#[pyo3(signature = (kind, text, origin, base_dir, sets))]
+fn check(kind: &str, text: &str, origin: &str, base_dir: &str, sets: Vec<String>) -> PyResult<String> {
+    let e = build(kind, text, origin, base_dir, &sets)?;
+    let n = &e.world.net;
+    Ok(format!("{} hosts, {} switches, {} links", n.n_hosts(), n.switches.len(), n.ports.len() / 2))
+}
+
+/// Run an experiment and write its results directory. Returns (summary JSON, resolved out dir).
+///
+/// `progress`, if given, is called about twice a second with a dict (simulated seconds, events, flows,
+/// fraction done or None); returning False, or a pending KeyboardInterrupt, stops the run early.
+#[pyfunction]
+#[pyo3(signature = (kind, text, origin, base_dir, sets, out_dir=None, progress=None))]
+fn run(
+    py: Python<'_>,
+    kind: &str,
+    text: &str,
+    origin: &str,
+    base_dir: &str,
+    sets: Vec<String>,
+    out_dir: Option<String>,
+    progress: Option<PyObject>,
+) -> PyResult<(String, String)> {
+    let mut exp = build(kind, text, origin, base_dir, &sets)?;
+    let dir = PathBuf::from(out_dir.unwrap_or_else(|| exp.out_dir.clone().unwrap_or_else(|| format!("results/{}", exp.name))));
+    let horizon = exp.horizon().map(|t| t.secs());
+    let expected = exp.expected_flows();
+    let mut interrupted: Option<PyErr> = None;
+    let result = py.allow_threads(|| {
+        let mut last = Instant::now();
+        let t0 = last;
+        exp.run_interruptible(&mut |p| {
+            if last.elapsed().as_secs_f64() < 0.5 {
+                return true;
+            }
+            last = Instant::now();
+            Python::with_gil(|py| {
+                if let Err(e) = py.check_signals() {
+                    interrupted = Some(e);
+                    return false;
+                }
+                let Some(cb) = &progress else { return true };
+                let frac = match (horizon, expected) {
+                    (Some(h), _) if h > 0.0 => Some((p.now.secs() / h).min(1.0)),
+                    (_, Some(n)) if n > 0 => Some(p.flows_finished as f64 / n as f64),
+                    _ => None,
+                };
+                let d = pyo3::types::PyDict::new_bound(py);
+                let _ = d.set_item("sim_seconds", p.now.secs());
+                let _ = d.set_item("events", p.events);
+                let _ = d.set_item("wall_seconds", t0.elapsed().as_secs_f64());
+                let _ = d.set_item("flows_started", p.flows_started);
+                let _ = d.set_item("flows_finished", p.flows_finished);
+                let _ = d.set_item("fraction", frac);
+                match cb.call1(py, (d,)) {
+                    Ok(r) => !matches!(r.extract::<bool>(py), Ok(false)),
+                    Err(e) => {
+                        interrupted = Some(e);
+                        false
+                    }
+                }
+            })
+        })
+    });
+    if let Some(e) = interrupted {
+        return Err(e);
+    }
+    let summary = result.map_err(SimulationError::new_err)?;
+    py.allow_threads(|| exp.write_results(&dir, &summary))
+        .map_err(|e| SimulationError::new_err(format!("cannot write results to {}: {e}", dir.display())))?;
+    let json = serde_json::to_string(&summary).map_err(|e| SimulationError::new_err(e.to_string()))?;
+    Ok((json, dir.display().to_string()))
+}
+
+/// The `tailsim` command line (run, check, bench), as the Rust binary has it.
+#[pyfunction]
+fn cli(py: Python<'_>, args: Vec<String>, self_cmd: Vec<String>) -> i32 {
+    py.allow_threads(|| tailsim_cli::main_with(args, self_cmd)) as i32
+}
+
+/// Names of the built-in flow-size distributions.
+#[pyfunction]
+fn builtin_cdfs() -> Vec<&'static str> {
+    tailsim_workload::SizeCdf::builtin_names().to_vec()
+}
+
+/// Mean flow size in bytes of a built-in CDF or CDF file.
+#[pyfunction]
+fn cdf_mean_bytes(name: &str) -> PyResult<f64> {
+    let cdf = tailsim_workload::SizeCdf::builtin(name)
+        .or_else(|_| tailsim_workload::SizeCdf::from_file(Path::new(name), Default::default()))
+        .map_err(|e| ConfigError::new_err(e.to_string()))?;
+    Ok(cdf.mean_bytes())
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ConfigError", m.py().get_type_bound::<ConfigError>())?;
+    m.add("SimulationError", m.py().get_type_bound::<SimulationError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(cli, m)?)?;
+    m.add_function(wrap_pyfunction!(builtin_cdfs, m)?)?;
+    m.add_function(wrap_pyfunction!(cdf_mean_bytes, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,281 @@
+"""Typed builders for experiments: the same structure as the TOML file, with names an editor can complete.
+
+    from tailsim import Experiment, Preset, Switch, Dctcp, Poisson
+    exp = Experiment(
+        topology=Preset("pfabric-144"),
+        switch=Switch(buffer="225KB", ecn_threshold="22.5KB"),
+        transport=Dctcp(init_cwnd=12, min_rto="200us"),
+        workloads=[Poisson(cdf="websearch", load=0.6, flows=10_000)],
+    )
+    tailsim.run(exp)
+
+Every field left as ``None`` is left out, so the simulator's documented default applies (docs/config.md).
+Units are strings ("10Gbps", "2.5us", "36KB") or plain numbers where the file takes numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, List, Optional, Sequence, Union
+
+Size = Union[int, str]
+
+
+def _dict(obj: Any, extra: Optional[dict] = None) -> dict:
+    out = dict(extra or {})
+    for f in fields(obj):
+        v = getattr(obj, f.name)
+        if v is not None:
+            out[f.name] = v
+    return out
+
+
+# --- topology -----------------------------------------------------------------------------------------
+@dataclass
+class Preset:
+    """A named fabric: "pfabric-144" or "homa-144"."""
+
+    preset: str
+
+    def to_dict(self) -> dict:
+        return {"preset": self.preset}
+
+
+@dataclass
+class LeafSpine:
+    leaves: int
+    spines: int
+    hosts_per_leaf: int
+    edge_rate: str
+    core_rate: str
+    edge_delay: Optional[str] = None
+    core_delay: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        return _dict(self, {"kind": "leaf-spine"})
+
+
+@dataclass
+class FatTree:
+    k: int
+    rate: str
+    delay: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        return _dict(self, {"kind": "fat-tree"})
+
+
+@dataclass
+class HtsimTopology:
+    """An htsim .topo file."""
+
+    path: str
+
+    def to_dict(self) -> dict:
+        return {"kind": "htsim", "path": self.path}
+
+
+@dataclass
+class TopologyFile:
+    """A tailsim topology file (docs/config.md)."""
+
+    path: str
+
+    def to_dict(self) -> dict:
+        return {"kind": "file", "path": self.path}
+
+
+# --- fabric settings ----------------------------------------------------------------------------------
+@dataclass
+class Host:
+    tx_delay: Optional[str] = None
+    rx_delay: Optional[str] = None
+    nic_buffer: Optional[Size] = None
+
+    def to_dict(self) -> dict:
+        return _dict(self)
+
+
+@dataclass
+class Switch:
+    buffer: Optional[Size] = None
+    buffer_mode: Optional[str] = None
+    shared_buffer: Optional[Size] = None
+    alpha: Optional[float] = None
+    ecn_threshold: Optional[Union[Size, Sequence[Size]]] = None
+    delay: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        return _dict(self)
+
+
+@dataclass
+class Routing:
+    load_balance: Optional[str] = None  # "ecmp" or "spray"
+
+    def to_dict(self) -> dict:
+        return _dict(self)
+
+
+@dataclass
+class PacketFormat:
+    mss: Optional[int] = None
+    header: Optional[int] = None
+    ack: Optional[int] = None
+    wire_overhead: Optional[int] = None
+
+    def to_dict(self) -> dict:
+        return _dict(self)
+
+
+# --- transports ---------------------------------------------------------------------------------------
+@dataclass
+class Tcp:
+    """TCP NewReno with SACK (docs/transport-tcp.md)."""
+
+    init_cwnd: Optional[int] = None
+    min_rto: Optional[str] = None
+    max_rto: Optional[str] = None
+    init_rto: Optional[str] = None
+    dupthresh: Optional[int] = None
+    delayed_ack: Optional[int] = None
+    delayed_ack_timeout: Optional[str] = None
+    sack: Optional[bool] = None
+    class_: Optional[int] = None
+
+    kind = "tcp"
+
+    def to_dict(self) -> dict:
+        d = _dict(self, {"kind": self.kind})
+        if "class_" in d:
+            d["class"] = d.pop("class_")
+        return d
+
+
+@dataclass
+class Dctcp(Tcp):
+    dctcp_g: Optional[float] = None
+    dctcp_alpha_init: Optional[float] = None
+
+    kind = "dctcp"
+
+
+# --- workloads ----------------------------------------------------------------------------------------
+@dataclass
+class Poisson:
+    """Poisson flow arrivals at a target load (fraction of host link capacity)."""
+
+    load: float
+    cdf: Optional[str] = None
+    size: Optional[Size] = None
+    flows: Optional[int] = None
+    until: Optional[str] = None
+    start: Optional[str] = None
+    pattern: Optional[str] = None  # "all-to-all" or "permutation"
+    cdf_interp: Optional[str] = None
+    cdf_unit_bytes: Optional[int] = None
+
+    def to_dict(self) -> dict:
+        return _dict(self, {"kind": "poisson"})
+
+
+@dataclass
+class Incast:
+    senders: int
+    size: Optional[Size] = None
+    cdf: Optional[str] = None
+    dst: Optional[int] = None
+    count: Optional[int] = None
+    interval: Optional[str] = None
+    start: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        return _dict(self, {"kind": "incast"})
+
+
+@dataclass
+class Permutation:
+    size: Size
+    start: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        return _dict(self, {"kind": "permutation"})
+
+
+@dataclass
+class Trace:
+    """Flows from a CSV trace, an htsim .cm or a .flows file."""
+
+    path: str
+    start: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        return _dict(self, {"kind": "trace"})
+
+
+@dataclass
+class Fault:
+    at: str
+    link: Sequence[str]
+    state: Optional[str] = None
+    corrupt: Optional[float] = None
+
+    def to_dict(self) -> dict:
+        d = _dict(self)
+        d["link"] = list(self.link)
+        return d
+
+
+@dataclass
+class Stop:
+    time: Optional[str] = None
+    max_events: Optional[int] = None
+
+    def to_dict(self) -> dict:
+        return _dict(self)
+
+
+@dataclass
+class Output:
+    format: Optional[str] = None
+    buckets: Optional[List[Size]] = None
+    warmup: Optional[str] = None
+    queue_sample: Optional[str] = None
+    dir: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        return _dict(self)
+
+
+@dataclass
+class Experiment:
+    """A whole experiment. ``to_dict()`` gives exactly the structure of the TOML file."""
+
+    topology: Any
+    workloads: List[Any] = field(default_factory=list)
+    transport: Any = None
+    switch: Optional[Switch] = None
+    host: Optional[Host] = None
+    routing: Optional[Routing] = None
+    packet: Optional[PacketFormat] = None
+    faults: List[Fault] = field(default_factory=list)
+    stop: Optional[Stop] = None
+    output: Optional[Output] = None
+    name: Optional[str] = None
+    seed: Optional[int] = None
+
+    def to_dict(self) -> dict:
+        d: dict = {}
+        if self.name is not None:
+            d["name"] = self.name
+        if self.seed is not None:
+            d["seed"] = self.seed
+        d["topology"] = self.topology.to_dict()
+        for key in ("transport", "switch", "host", "routing", "packet", "stop", "output"):
+            v = getattr(self, key)
+            if v is not None:
+                d[key] = v.to_dict()
+        d["workload"] = [w.to_dict() for w in self.workloads]
+        if self.faults:
+            d["fault"] = [f.to_dict() for f in self.faults]
+        return d

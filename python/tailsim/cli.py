@@ -1,0 +1,113 @@
+"""The ``tailsim`` console script: ``run``, ``check`` and ``bench`` are the Rust command line itself;
+``sweep`` and ``plot`` are added here."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+from . import _core
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11
+    import tomli as tomllib  # type: ignore
+
+
+SWEEP_KEYS = {"base", "out", "backend", "scheduler", "workers", "grid", "set"}
+
+
+def _sweep(argv: List[str]) -> int:
+    ap = argparse.ArgumentParser(prog="tailsim sweep", description="Run an experiment over a grid of overrides (see docs/sweeps.md).")
+    ap.add_argument("sweep", help="sweep file (TOML)")
+    ap.add_argument("--out", help="results directory (default: `out` in the file)")
+    ap.add_argument("--backend", choices=["local", "dask"], help="default: `backend` in the file, else local")
+    ap.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://10.0.0.1:8786 (default: a local Dask cluster)")
+    ap.add_argument("--workers", type=int, help="local processes or local Dask workers (default: CPU count)")
+    ap.add_argument("-q", "--quiet", action="store_true")
+    a = ap.parse_args(argv)
+    from .sweep import sweep
+
+    path = Path(a.sweep)
+    try:
+        spec = tomllib.loads(path.read_text())
+    except OSError as e:
+        print(f"error: {path}: cannot read the sweep file: {e.strerror}", file=sys.stderr)
+        return 1
+    except tomllib.TOMLDecodeError as e:
+        print(f"error: {path}: {e}", file=sys.stderr)
+        return 1
+    unknown = set(spec) - SWEEP_KEYS
+    if unknown:
+        print(f"error: {path}: unknown key(s) {', '.join(sorted(unknown))}; expected {', '.join(sorted(SWEEP_KEYS))}", file=sys.stderr)
+        return 1
+    for key in ("base", "grid"):
+        if key not in spec:
+            print(f"error: {path}: missing `{key}`", file=sys.stderr)
+            return 1
+    if not isinstance(spec["grid"], dict) or not all(isinstance(v, list) for v in spec["grid"].values()):
+        print(f"error: {path}: `grid` must be a table of lists, e.g. \"transport.kind\" = [\"tcp\", \"dctcp\"]", file=sys.stderr)
+        return 1
+    base = path.parent / spec["base"]
+    out = a.out or spec.get("out") or f"results/{path.stem}"
+    try:
+        res = sweep(base, spec["grid"], out, set=spec.get("set"), backend=a.backend or spec.get("backend", "local"),
+                    workers=a.workers or spec.get("workers"), scheduler=a.scheduler or spec.get("scheduler"),
+                    progress=not a.quiet)
+    except _core.ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"{len(res.params)} points, {len(res.failed)} failed; results: {res.dir}")
+    for pid, err in res.failed.items():
+        print(f"  failed {pid}: {err}", file=sys.stderr)
+    return 1 if res.failed else 0
+
+
+def _plot(argv: List[str]) -> int:
+    ap = argparse.ArgumentParser(prog="tailsim plot", description="Plot a results or sweep directory.")
+    ap.add_argument("results", nargs="+", help="results directories (or one sweep directory for --kind load)")
+    ap.add_argument("--kind", required=True, choices=["slowdown", "fct-cdf", "queues", "load"])
+    ap.add_argument("--out", help="output file (.png/.pdf/.svg); default: <first dir>/<kind>.png")
+    ap.add_argument("--x", default="workload[0].load", help="--kind load: the swept key on the x axis")
+    ap.add_argument("--series", default="transport.kind", help="--kind load: the swept key that makes the lines")
+    a = ap.parse_args(argv)
+    from . import plots
+    from .result import Result
+    import pandas as pd
+
+    out = a.out or str(Path(a.results[0]) / f"{a.kind}.png")
+    try:
+        if a.kind == "load":
+            summary = pd.read_parquet(Path(a.results[0]) / "summary.parquet")
+            plots.normalized_fct_vs_load(summary, x=a.x, series=a.series, path=out)
+        else:
+            rs = {Path(d).name: Result.load(d) for d in a.results}
+            if a.kind == "slowdown":
+                plots.slowdown_vs_size(rs, path=out)
+            elif a.kind == "fct-cdf":
+                plots.fct_cdf(rs, path=out)
+            else:
+                plots.queue_occupancy(next(iter(rs.values())), path=out)
+    except (FileNotFoundError, ValueError, KeyError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(out)
+    return 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "sweep":
+        return _sweep(argv[1:])
+    if argv and argv[0] == "plot":
+        return _plot(argv[1:])
+    code = _core.cli(["tailsim", *argv], [sys.executable, "-m", "tailsim"])
+    if argv and argv[0] in ("-h", "--help", "help"):
+        print("\nAlso (Python package):\n  sweep  Run an experiment over a grid of overrides\n  plot   Plot results or a sweep")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,142 @@
+"""Running one experiment, and its results as DataFrames."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional, Union
+
+import pandas as pd
+
+from . import _core
+from ._config import ConfigLike, normalize, overrides
+
+
+class Result:
+    """A results directory: ``flows`` (one row per flow), ``ports`` (one row per egress port), ``queues``
+    (queue-occupancy samples, if ``output.queue_sample`` was set), ``summary`` (summary.json as a dict) and
+    ``buckets`` (the per-size-bucket statistics as a DataFrame). Tables are read on first access."""
+
+    def __init__(self, directory: Union[str, os.PathLike], summary: Optional[dict] = None):
+        self.dir = Path(directory)
+        if summary is None:
+            path = self.dir / "summary.json"
+            if not path.exists():
+                raise FileNotFoundError(f"{self.dir} is not a complete tailsim results directory (no summary.json)")
+            summary = json.loads(path.read_text())
+        self.summary: dict = summary
+        self._tables: dict[str, pd.DataFrame] = {}
+
+    @classmethod
+    def load(cls, directory: Union[str, os.PathLike]) -> "Result":
+        """Read a results directory written by ``tailsim run``, :func:`run` or a sweep."""
+        return cls(directory)
+
+    def _table(self, name: str) -> pd.DataFrame:
+        if name not in self._tables:
+            pq, csv = self.dir / f"{name}.parquet", self.dir / f"{name}.csv"
+            if pq.exists():
+                # pyarrow converts numeric columns without copying where the layout allows.
+                self._tables[name] = pd.read_parquet(pq, engine="pyarrow")
+            elif csv.exists():
+                self._tables[name] = pd.read_csv(csv)
+            else:
+                self._tables[name] = pd.DataFrame()
+        return self._tables[name]
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        return self._table("flows")
+
+    @property
+    def ports(self) -> pd.DataFrame:
+        return self._table("ports")
+
+    @property
+    def queues(self) -> pd.DataFrame:
+        return self._table("queues")
+
+    @property
+    def buckets(self) -> pd.DataFrame:
+        return pd.DataFrame(self.summary["buckets"]).set_index("bucket")
+
+    @property
+    def config(self) -> dict:
+        return self.summary["config"]
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return (
+            f"<tailsim.Result {s['name']!r}: {s['flows_finished']}/{s['flows_started']} flows finished, "
+            f"{s['simulated_seconds'] * 1e3:.3f} ms simulated, seed {s['seed']}, in {str(self.dir)!r}>"
+        )
+
+
+def _progress_bar(enabled: Optional[bool]) -> tuple[Optional[Callable[[dict], bool]], Callable[[], None]]:
+    """A tqdm bar (terminal or notebook) when stderr is interactive or when asked; silent otherwise."""
+    if enabled is False or (enabled is None and not _interactive()):
+        return None, lambda: None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dependency
+        return None, lambda: None
+    bar = tqdm(total=100, unit="%", bar_format="{l_bar}{bar}| {postfix}")
+
+    def update(p: dict) -> bool:
+        frac = p.get("fraction")
+        if frac is not None:
+            bar.n = round(100 * frac, 1)
+        rate = p["events"] / max(p["wall_seconds"], 1e-9) / 1e6
+        bar.set_postfix_str(
+            f"sim {p['sim_seconds'] * 1e3:.3f} ms, {rate:.2f} M ev/s, {p['flows_finished']}/{p['flows_started']} flows",
+            refresh=True,
+        )
+        return True
+
+    def close() -> None:
+        bar.n = 100
+        bar.close()
+
+    return update, close
+
+
+def _interactive() -> bool:
+    if "ipykernel" in sys.modules:
+        return True
+    return hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+
+
+def run(
+    config: ConfigLike,
+    out: Union[str, os.PathLike, None] = None,
+    *,
+    seed: Optional[int] = None,
+    set: Optional[Mapping[str, Any]] = None,
+    progress: Optional[bool] = None,
+) -> Result:
+    """Run one experiment and return its :class:`Result`.
+
+    ``config`` is a TOML file path, a dict with the same structure, or a builder object
+    (:class:`tailsim.Experiment`). ``set`` overrides keys (``{"workload[0].load": 0.5}``), ``seed`` the seed.
+    Results are written to ``out`` (default: ``output.dir`` of the config, else ``results/<name>``).
+    The simulation runs with the GIL released; ``progress`` shows a bar (default: only when interactive).
+    Raises :class:`tailsim.ConfigError` for an invalid configuration (the message names the key).
+    """
+    kind, text, origin, base = normalize(config)
+    sets = overrides(set)
+    if seed is not None:
+        sets.append(f"seed={int(seed)}")
+    update, close = _progress_bar(progress)
+    try:
+        summary_json, directory = _core.run(kind, text, origin, base, sets, None if out is None else os.fspath(out), update)
+    finally:
+        close()
+    return Result(directory, json.loads(summary_json))
+
+
+def check(config: ConfigLike, *, set: Optional[Mapping[str, Any]] = None) -> str:
+    """Validate a configuration without running it; returns a one-line description of the fabric."""
+    kind, text, origin, base = normalize(config)
+    return _core.check(kind, text, origin, base, overrides(set))

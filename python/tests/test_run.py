@@ -1,0 +1,100 @@
+import json
+
+import pandas as pd
+import pytest
+import tailsim
+from conftest import small_dict
+
+
+def test_dict_matches_toml(example, tmp_path):
+    a = tailsim.run(example, tmp_path / "toml", set={"workload[0].flows": 200}, progress=False)
+    b = tailsim.run(small_dict(200), tmp_path / "dict", progress=False)
+    assert len(a.flows) == 200
+    pd.testing.assert_frame_equal(a.flows, b.flows)
+    pd.testing.assert_frame_equal(a.ports, b.ports)
+
+
+def test_builder_matches_dict(tmp_path):
+    exp = tailsim.Experiment(
+        name="pfabric-websearch-dctcp",
+        seed=1,
+        topology=tailsim.Preset("pfabric-144"),
+        switch=tailsim.Switch(buffer="225KB", ecn_threshold="22.5KB"),
+        transport=tailsim.Dctcp(init_cwnd=12, min_rto="200us"),
+        workloads=[tailsim.Poisson(cdf="websearch", load=0.6, flows=200)],
+    )
+    assert exp.to_dict() == small_dict(200)
+    a = tailsim.run(exp, tmp_path / "b", progress=False)
+    b = tailsim.run(small_dict(200), tmp_path / "d", progress=False)
+    pd.testing.assert_frame_equal(a.flows, b.flows)
+
+
+def test_result_load_round_trips(tmp_path):
+    r = tailsim.run(small_dict(100), tmp_path / "r", progress=False)
+    back = tailsim.Result.load(tmp_path / "r")
+    assert back.summary == json.loads(json.dumps(r.summary))
+    pd.testing.assert_frame_equal(back.flows, r.flows)
+    pd.testing.assert_frame_equal(back.ports, r.ports)
+    assert list(back.buckets.index) == ["(0,100KB]", "(100KB,10MB]", "(10MB,inf)", "all"]
+    assert back.buckets.loc["all", "flows"] == 100
+    assert r.flows["finished"].all()
+    # Units are in the column names and consistent with each other.
+    f = r.flows
+    assert ((f["fct_ps"] / 1e6 - f["fct_us"]).abs() < 1e-6).all()
+    assert ((f["slowdown"] - f["fct_ps"] / f["ideal_fct_ps"]).abs() < 1e-9).all()
+
+
+def test_csv_results_load_too(tmp_path):
+    d = small_dict(50)
+    d["output"] = {"format": "csv"}
+    r = tailsim.run(d, tmp_path / "c", progress=False)
+    assert (tmp_path / "c" / "flows.csv").exists()
+    assert len(tailsim.Result.load(tmp_path / "c").flows) == 50
+
+
+def test_bad_key_raises_config_error_naming_it():
+    d = small_dict()
+    d["switch"]["bufer"] = "36KB"
+    with pytest.raises(tailsim.ConfigError, match=r"switch\.bufer"):
+        tailsim.run(d, progress=False)
+    d = small_dict()
+    d["workload"][0]["load"] = 1.5
+    with pytest.raises(tailsim.ConfigError, match=r"workload\[0\]\.load.*\(0, 1\)"):
+        tailsim.run(d, progress=False)
+    d = small_dict()
+    d["transport"]["init_cwnd"] = None
+    with pytest.raises(tailsim.ConfigError, match=r"transport\.init_cwnd"):
+        tailsim.check(d)
+    with pytest.raises(tailsim.ConfigError, match=r"no/such\.toml"):
+        tailsim.run("no/such.toml")
+    with pytest.raises(TypeError):
+        tailsim.run(42)
+
+
+def test_set_and_seed_overrides(tmp_path):
+    a = tailsim.run(small_dict(100), tmp_path / "a", seed=5, progress=False)
+    b = tailsim.run(small_dict(100), tmp_path / "b", set={"seed": 5}, progress=False)
+    c = tailsim.run(small_dict(100), tmp_path / "c", progress=False)
+    assert a.summary["seed"] == 5
+    pd.testing.assert_frame_equal(a.flows, b.flows)
+    assert not a.flows.equals(c.flows)
+    t = tailsim.run(small_dict(100), tmp_path / "t", set={"transport.kind": "tcp"}, progress=False)
+    assert t.config["transport"]["kind"] == "tcp"
+
+
+def test_check_describes_the_fabric():
+    assert tailsim.check(small_dict()) == "144 hosts, 13 switches, 180 links"
+
+
+def test_queue_samples(tmp_path):
+    d = small_dict(100)
+    d["output"] = {"queue_sample": "20us"}
+    r = tailsim.run(d, tmp_path / "q", progress=False)
+    q = r.queues
+    assert set(q.columns) == {"time_us", "port_id", "bytes"}
+    assert q["port_id"].nunique() == len(r.ports)
+    times = sorted(q["time_us"].unique())
+    assert abs(times[1] - times[0] - 20.0) < 1e-9
+    # The sampled maximum never exceeds the exact maximum the port recorded.
+    mx = q.groupby("port_id")["bytes"].max()
+    assert (mx <= r.ports.set_index("port_id")["max_queue_bytes"]).all()

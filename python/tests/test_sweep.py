@@ -1,0 +1,100 @@
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import tailsim
+from conftest import ROOT, small_dict
+
+GRID = {"transport.kind": ["tcp", "dctcp"], "workload[0].load": [0.3, 0.6]}
+
+
+def _sorted(df: pd.DataFrame) -> pd.DataFrame:
+    return df.sort_values(["point", *(c for c in ("flow_id", "bucket") if c in df.columns)]).reset_index(drop=True)
+
+
+def test_local_pool_and_dask_cluster_give_the_same_rows(tmp_path):
+    pytest.importorskip("dask.distributed")
+    base = small_dict(150)
+    local = tailsim.sweep(base, GRID, tmp_path / "local", workers=2, progress=False)
+    dask = tailsim.sweep(base, GRID, tmp_path / "dask", backend="dask", workers=2, progress=False)
+    assert not local.failed and not dask.failed
+    assert len(local.params) == 4
+    fl, fd = _sorted(local.flows), _sorted(dask.flows)
+    assert len(fl) == 4 * 150
+    pd.testing.assert_frame_equal(fl, fd)
+    pd.testing.assert_frame_equal(_sorted(local.summary), _sorted(dask.summary))
+    # Swept keys are columns, and each point really ran its own parameters.
+    assert set(fl["transport.kind"]) == {"tcp", "dctcp"}
+    for p in local.params.itertuples():
+        r = local.result(p.point)
+        assert r.config["transport"]["kind"] == getattr(p, "_2")
+        assert r.config["workload"][0]["load"] == getattr(p, "_3")
+
+
+def test_failed_point_is_reported_and_others_finish(tmp_path):
+    res = tailsim.sweep(small_dict(50), {"workload[0].load": [0.3, 1.5, 0.5]}, tmp_path / "f", workers=2, progress=False)
+    assert len(res.failed) == 1
+    (pid, err), = res.failed.items()
+    assert "load=1.5" in pid and "workload[0].load" in err and "(0, 1)" in err
+    assert (res.params["status"] == "done").sum() == 2
+    assert (tmp_path / "f" / "points" / pid / "error.txt").exists()
+    assert set(res.flows["workload[0].load"]) == {0.3, 0.5}
+
+
+def test_killed_sweep_resumes_without_redoing_finished_points(tmp_path):
+    out = tmp_path / "k"
+    grid = {"seed": [1, 2, 3, 4, 5, 6]}
+    sweep_file = tmp_path / "s.toml"
+    sweep_file.write_text(
+        f'base = "{ROOT / "examples" / "pfabric-websearch-dctcp.toml"}"\nout = "{out}"\nworkers = 1\n'
+        '[grid]\nseed = [1, 2, 3, 4, 5, 6]\n[set]\n"workload[0].flows" = 800\n'
+    )
+    proc = subprocess.Popen([sys.executable, "-m", "tailsim", "sweep", str(sweep_file), "-q"], start_new_session=True)
+    points = out / "points"
+    deadline = time.time() + 120
+    done = []
+    while time.time() < deadline:
+        done = sorted(points.glob("*/summary.json")) if points.exists() else []
+        if done or proc.poll() is not None:
+            break
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert 1 <= len(done) < 6, f"{len(done)} points finished before the kill; the test needs a partial sweep"
+    done = sorted(points.glob("*/summary.json"))
+    stamps = {p: p.stat().st_mtime_ns for p in done}
+    assert not (out / "flows.parquet").exists()  # never combined: the sweep did not finish
+
+    res = tailsim.sweep(ROOT / "examples" / "pfabric-websearch-dctcp.toml", grid, out, set={"workload[0].flows": 800}, workers=2, progress=False)
+    assert not res.failed and len(res.params) == 6
+    for p, t in stamps.items():
+        assert p.stat().st_mtime_ns == t, f"{p.parent.name} was run again"
+    assert len(res.flows) == 6 * 800
+    # No temporary files left behind by the killed run are taken for results.
+    assert all(not n.name.startswith(".") for n in out.iterdir())
+
+
+def test_sweep_cli_and_plot(tmp_path):
+    sweep_file = tmp_path / "s.toml"
+    sweep_file.write_text(
+        f'base = "{ROOT / "examples" / "pfabric-websearch-dctcp.toml"}"\n'
+        '[grid]\n"transport.kind" = ["tcp", "dctcp"]\n"workload[0].load" = [0.2, 0.4]\n[set]\n"workload[0].flows" = 100\n'
+    )
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "tailsim", "sweep", str(sweep_file), "--out", str(out), "--workers", "2", "-q"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "4 points, 0 failed" in r.stdout
+    png = tmp_path / "load.png"
+    r = subprocess.run([sys.executable, "-m", "tailsim", "plot", str(out), "--kind", "load", "--out", str(png)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert png.stat().st_size > 1000
+    bad = tmp_path / "bad.toml"
+    bad.write_text('base = "x.toml"\ngrid = {seed = [1]}\nbackend_typo = 1\n')
+    r = subprocess.run([sys.executable, "-m", "tailsim", "sweep", str(bad)], capture_output=True, text=True)
+    assert r.returncode == 1 and "backend_typo" in r.stderr
