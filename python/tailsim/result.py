@@ -74,8 +74,11 @@ class Result:
         )
 
 
-def _progress_bar(enabled: Optional[bool]) -> tuple[Optional[Callable[[dict], bool]], Callable[[], None]]:
-    """A tqdm bar (terminal or notebook) when stderr is interactive or when asked; silent otherwise."""
+def _progress_bar(enabled: Union[bool, None, Callable[[dict], Any]]) -> tuple[Optional[Callable[[dict], bool]], Callable[[], None]]:
+    """A tqdm bar (terminal or notebook) when stderr is interactive or when asked; silent otherwise; or the
+    caller's own callback."""
+    if callable(enabled):
+        return (lambda p: enabled(p) is not False), lambda: None
     if enabled is False or (enabled is None and not _interactive()):
         return None, lambda: None
     try:
@@ -114,14 +117,17 @@ def run(
     *,
     seed: Optional[int] = None,
     set: Optional[Mapping[str, Any]] = None,
-    progress: Optional[bool] = None,
+    progress: Union[bool, None, Callable[[dict], Any]] = None,
 ) -> Result:
     """Run one experiment and return its :class:`Result`.
 
     ``config`` is a TOML file path, a dict with the same structure, or a builder object
     (:class:`tailsim.Experiment`). ``set`` overrides keys (``{"workload[0].load": 0.5}``), ``seed`` the seed.
     Results are written to ``out`` (default: ``output.dir`` of the config, else ``results/<name>``).
-    The simulation runs with the GIL released; ``progress`` shows a bar (default: only when interactive).
+    The simulation runs with the GIL released; ``progress`` shows a bar (default: only when interactive), or
+    is a callable that receives a dict about twice a second (``sim_seconds``, ``events``, ``wall_seconds``,
+    ``flows_started``, ``flows_finished``, ``fraction``) and may return False to stop the run early (the
+    result then has ``summary["stop_reason"] == "interrupted"``).
     Raises :class:`tailsim.ConfigError` for an invalid configuration (the message names the key).
     """
     kind, text, origin, base = normalize(config)

@@ -25,10 +25,8 @@ path = "{}"
     (r.fct().unwrap().0 as i64, r.ideal.0 as i64)
 }
 
-#[test]
-fn one_packet_same_leaf() {
-    // h0 -> leaf0 -> h1: 2 × (1500 B at 10G = 1.2 us) + 2 × 1 us.
-    let fabric = r#"
+/// Four hosts under one leaf: h0 -> leaf0 -> h3 crosses two 10G links of 1 us.
+const SAME_LEAF: &str = r#"
 [topology]
 kind = "leaf-spine"
 leaves = 1
@@ -38,7 +36,11 @@ edge_rate = "10Gbps"
 core_rate = "40Gbps"
 edge_delay = "1us"
 "#;
-    let (fct, ideal) = single_flow(1460, fabric, 1000);
+
+#[test]
+fn one_packet_same_leaf() {
+    // h0 -> leaf0 -> h1: 2 × (1500 B at 10G = 1.2 us) + 2 × 1 us.
+    let (fct, ideal) = single_flow(1460, SAME_LEAF, 1000);
     assert_eq!(fct, 4_400_000);
     assert_eq!(ideal, fct);
 }
@@ -46,17 +48,7 @@ edge_delay = "1us"
 #[test]
 fn hundred_packets_same_leaf() {
     // First packet 4.4 us, then 99 more at the 10G pace of 1.2 us.
-    let fabric = r#"
-[topology]
-kind = "leaf-spine"
-leaves = 1
-spines = 1
-hosts_per_leaf = 4
-edge_rate = "10Gbps"
-core_rate = "40Gbps"
-edge_delay = "1us"
-"#;
-    let (fct, ideal) = single_flow(146_000, fabric, 1000);
+    let (fct, ideal) = single_flow(146_000, SAME_LEAF, 1000);
     assert_eq!(fct, 4_400_000 + 99 * 1_200_000);
     assert_eq!(ideal, fct);
 }
@@ -102,21 +94,10 @@ fn short_last_packet_across_the_spine() {
 }
 
 #[test]
-fn wire_overhead_takes_time_not_buffer() {
+fn wire_overhead_takes_wire_time() {
     // 20 B of preamble+gap per packet: 1520 B of wire time = 1.216 us at 10G.
-    let fabric = r#"
-[topology]
-kind = "leaf-spine"
-leaves = 1
-spines = 1
-hosts_per_leaf = 4
-edge_rate = "10Gbps"
-core_rate = "40Gbps"
-edge_delay = "1us"
-[packet]
-wire_overhead = 20
-"#;
-    let (fct, ideal) = single_flow(1460, fabric, 1000);
+    let fabric = format!("{SAME_LEAF}\n[packet]\nwire_overhead = 20\n");
+    let (fct, ideal) = single_flow(1460, &fabric, 1000);
     assert_eq!(fct, 2 * 1_216_000 + 2_000_000);
     assert_eq!(ideal, fct);
 }

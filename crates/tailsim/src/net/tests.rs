@@ -7,6 +7,10 @@ use crate::units::{BitsPerSec, FlowSlot};
 
 /// One leaf with 4 hosts; returns the network and the leaf's port towards host 0.
 fn net(buffer: BufferPolicy, ecn_k: u64) -> (Network, PortId) {
+    net_with_overhead(buffer, ecn_k, 0)
+}
+
+fn net_with_overhead(buffer: BufferPolicy, ecn_k: u64, wire_overhead: u32) -> (Network, PortId) {
     let spec = LeafSpine {
         leaves: 1,
         spines: 1,
@@ -25,7 +29,7 @@ fn net(buffer: BufferPolicy, ecn_k: u64) -> (Network, PortId) {
         buffer,
         ecn_k: [ecn_k; CLASSES],
         lb: LoadBalance::Ecmp,
-        wire_overhead: 0,
+        wire_overhead,
         seed: 1,
     };
     let n = Network::build(&spec, &prm).unwrap();
@@ -108,4 +112,19 @@ fn strict_priority_and_paused_classes() {
     assert_eq!(q.pop(1 << 1, |_| 100), Some(lo));
     assert_eq!(q.pop(1 << 1, |_| 100), None);
     assert_eq!(q.pop(0, |_| 100), Some(hi));
+}
+
+#[test]
+fn wire_overhead_takes_wire_time_but_no_buffer() {
+    // 2000 B of buffer: two 1000 B packets fit although each takes 1020 B of wire time.
+    let (mut n, port) = net_with_overhead(BufferPolicy::PerPort(2000), u64::MAX, 20);
+    let (mut ev, mut pk) = (EventQueue::new(), Packets::default());
+    for _ in 0..3 {
+        let id = pkt(&mut pk, 1000, 0);
+        n.enqueue(Time::ZERO, &mut ev, &mut pk, port, id);
+    }
+    assert_eq!(pk.dropped, 0);
+    assert_eq!(n.ports[port.idx()].bytes, 2000);
+    // The first packet's serialization ends after 1020 B at 10 Gbps = 816 ns.
+    assert_eq!(ev.pop(), Some((Time::ns(816), Event::TxDone(port))));
 }
