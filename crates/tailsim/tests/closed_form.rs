@@ -94,6 +94,31 @@ fn short_last_packet_across_the_spine() {
 }
 
 #[test]
+fn bottleneck_in_the_middle_paces_the_train() {
+    // 40G edges, 10G core, 1 us per link, no switch or host delay; 9 full packets + 100 B. The 10G core
+    // spaces the train 1.2 us apart, and the short last packet must wait behind the 9th at the fast last
+    // hop (hand-computed, us):
+    //   hop0 (40G): train done 2.7, last done 2.728, arrives 3.728
+    //   hop1 (10G): train done 1.3 + 1.2 + 8×1.2 = 12.1, last 12.212, arrives 13.212
+    //   hop2 (10G): train done 14.3, last 14.412, arrives 15.412
+    //   hop3 (40G): 9th packet done 15.6 (not 15.412 + ...), last 15.628, arrives 16.628
+    let fabric = r#"
+[topology]
+kind = "leaf-spine"
+leaves = 2
+spines = 1
+hosts_per_leaf = 2
+edge_rate = "40Gbps"
+core_rate = "10Gbps"
+edge_delay = "1us"
+core_delay = "1us"
+"#;
+    let (fct, ideal) = single_flow(9 * 1460 + 100, fabric, 1000);
+    assert_eq!(fct, 16_628_000);
+    assert_eq!(ideal, fct);
+}
+
+#[test]
 fn wire_overhead_takes_wire_time() {
     // 20 B of preamble+gap per packet: 1520 B of wire time = 1.216 us at 10G.
     let fabric = format!("{SAME_LEAF}\n[packet]\nwire_overhead = 20\n");

@@ -27,7 +27,9 @@ interval = "2ms"
 
 fn hash_results(seed: u64, format: &str) -> Vec<(String, u64)> {
     let mut e = exp(&format!("seed = {seed}\n{EXP}\n[output]\nformat = \"{format}\"\n"));
+    e.stop.max_events = Some(50_000_000);
     let s = e.run(&mut |_| {}).unwrap();
+    assert_eq!(s.flows_finished, s.flows_started);
     let dir = std::env::temp_dir().join(format!("tailsim-det-{}-{seed}-{format}-{:?}", std::process::id(), std::thread::current().id()));
     e.write_results(&dir, &s).unwrap();
     let mut out = vec![];
