@@ -117,3 +117,39 @@ fn incast_times_out_drop_tail_tcp_but_not_dctcp() {
     assert_eq!(s_dctcp.packets.dropped, 0);
     assert_eq!(s_dctcp.flows_finished, 30);
 }
+
+#[test]
+fn newreno_without_sack_recovers_by_partial_acks() {
+    let sw = "buffer = 100000";
+    let (e, s) = run(&many_to_one(8, "4MB", "kind = \"tcp\"\ninit_cwnd = 10\nsack = false", sw));
+    assert_eq!(s.flows_finished, 8);
+    assert!(s.packets.dropped_overflow > 0);
+    let retx: u32 = e.world.records.iter().map(|r| r.retransmits).sum();
+    assert!(retx as u64 >= s.packets.dropped_overflow / 2, "{retx} retransmissions for {} drops", s.packets.dropped_overflow);
+    let ideal = 8.0 * 4e6 * 1500.0 / 1460.0 * 8.0 / 10e9;
+    assert!(e.world.now.secs() < 1.15 * ideal, "took {:.3} ms, ideal {:.3} ms", e.world.now.secs() * 1e3, ideal * 1e3);
+}
+
+#[test]
+fn delayed_acks_halve_the_ack_count() {
+    // One flow of 100 segments, no loss: one ACK per 2 segments, plus immediate ACKs for the last segment.
+    let count = |delack: u32| {
+        let (_, s) = run(&many_to_one(1, "146000", &format!("kind = \"tcp\"\ninit_cwnd = 1000\ndelayed_ack = {delack}"), "buffer = \"1MB\""));
+        assert_eq!(s.flows_finished, 1);
+        s.packets.delivered - 100
+    };
+    assert_eq!(count(1), 100);
+    assert_eq!(count(2), 50);
+}
+
+#[test]
+fn shared_buffer_fabric_runs_and_drains_its_pool() {
+    let sw = "buffer_mode = \"shared\"\nshared_buffer = \"300KB\"\nalpha = 0.5";
+    let (e, s) = run(&many_to_one(12, "300KB", "kind = \"tcp\"\ninit_cwnd = 10", sw));
+    assert_eq!(s.flows_finished, 12);
+    // alpha = 0.5: one congested queue holds at most a third of the pool.
+    let p = bottleneck(&e);
+    assert!(p.stats.max_bytes <= 100_000 + 1500, "max queue {} B", p.stats.max_bytes);
+    assert!(s.packets.dropped_overflow > 0);
+    assert!(e.world.net.switches.iter().all(|sw| sw.used == 0), "shared pool not drained");
+}
