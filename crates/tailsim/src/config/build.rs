@@ -10,7 +10,7 @@ use crate::net::topology::{FatTree, LeafSpine, LinkSpec, SwitchSpec, Tier, Topol
 use crate::net::{BufferPolicy, LoadBalance, NetParams, Network};
 use crate::sim::{Fault, StopAt, World};
 use crate::traffic::{Generator, Pattern, Sizes};
-use crate::transport::tcp::{CongestionControl, Tcp, TcpConfig};
+use crate::transport::tcp::{CongestionControl, Priority, Tcp, TcpConfig};
 use crate::transport::Transport;
 use crate::units::{BitsPerSec, NodeId, Time};
 use std::path::Path;
@@ -357,10 +357,11 @@ fn generator(c: &Ctx, w: &WorkloadCfg, i: usize, seed: u64, hosts: u32, host_rat
     }
 }
 
-fn transport(c: &Ctx, t: &TransportCfg, fr: Framing, ack: u32) -> R<Transport> {
+fn transport(c: &Ctx, t: &TransportCfg, fr: Framing, ack: u32, port_buffer: Option<u64>) -> R<Transport> {
     let kind = t.kind.clone().unwrap_or_else(|| "tcp".into());
+    let pfabric = kind == "pfabric";
     let cc = match kind.as_str() {
-        "tcp" => CongestionControl::NewReno,
+        "tcp" | "pfabric" => CongestionControl::NewReno,
         "dctcp" => {
             let g = t.dctcp_g.unwrap_or(1.0 / 16.0);
             let a = t.dctcp_alpha_init.unwrap_or(1.0);
@@ -372,13 +373,45 @@ fn transport(c: &Ctx, t: &TransportCfg, fr: Framing, ack: u32) -> R<Transport> {
             }
             CongestionControl::Dctcp { g, alpha_init: a }
         }
-        o => return Err(c.err("transport.kind", format!("unknown transport \"{o}\"; expected \"tcp\" or \"dctcp\""))),
+        o => return Err(c.err("transport.kind", format!("unknown transport \"{o}\"; expected \"tcp\", \"dctcp\" or \"pfabric\""))),
     };
     let class = t.class.unwrap_or(0);
     if class as usize >= CLASSES {
         return Err(c.err("transport.class", format!("must be 0–7, found {class}")));
     }
-    let init_cwnd = t.init_cwnd.unwrap_or(10);
+    if !matches!(cc, CongestionControl::Dctcp { .. }) {
+        for (k, set) in [("dctcp_g", t.dctcp_g.is_some()), ("dctcp_alpha_init", t.dctcp_alpha_init.is_some())] {
+            if set {
+                return Err(c.err(&format!("transport.{k}"), format!("does not apply to kind \"{kind}\"")));
+            }
+        }
+    }
+    // pFabric's minimal rate control (Table 1 and §4.2 of the paper; docs/pfabric.md): initial window = BDP
+    // (12 packets), timeouts only, a fixed 45 us RTO, probe mode after 5 consecutive timeouts, cwnd capped
+    // at the port buffer in packets minus one, remaining-size priorities.
+    let priority = match t.priority.as_deref().unwrap_or(if pfabric { "remaining" } else { "none" }) {
+        "none" => Priority::None,
+        "remaining" => Priority::Remaining,
+        "bytes-sent" => Priority::BytesSent,
+        "flow-size" => Priority::FlowSize,
+        o => return Err(c.err("transport.priority", format!("expected \"none\", \"remaining\", \"bytes-sent\" or \"flow-size\", found \"{o}\""))),
+    };
+    let fixed_rto = t.rto.map(|d| d.0).or(pfabric.then_some(Time::us(45)));
+    if fixed_rto == Some(Time::ZERO) {
+        return Err(c.err("transport.rto", "must be positive"));
+    }
+    let probe_after = match t.probe_after.unwrap_or(if pfabric { 5 } else { 0 }) {
+        0 => None,
+        n => Some(n),
+    };
+    let max_cwnd = t.max_cwnd.or_else(|| {
+        let pkt = fr.mss + fr.header;
+        port_buffer.filter(|_| pfabric).map(|b| ((b / pkt) as u32).saturating_sub(1).max(1))
+    });
+    if max_cwnd == Some(0) {
+        return Err(c.err("transport.max_cwnd", "must be at least 1 segment"));
+    }
+    let init_cwnd = t.init_cwnd.unwrap_or(if pfabric { 12 } else { 10 });
     if init_cwnd == 0 {
         return Err(c.err("transport.init_cwnd", "must be at least 1 segment"));
     }
@@ -416,6 +449,12 @@ fn transport(c: &Ctx, t: &TransportCfg, fr: Framing, ack: u32) -> R<Transport> {
         sack: t.sack.unwrap_or(true),
         cc,
         class,
+        priority,
+        fast_retransmit: t.fast_retransmit.unwrap_or(!pfabric),
+        fixed_rto,
+        probe_after,
+        max_cwnd,
+        ssthresh_from_cwnd: pfabric,
     })))
 }
 
@@ -464,6 +503,22 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
             return Err(c.err("switch.ecn_threshold", format!("expected one size or a list of 8 (one per class), found {} values", v.len())))
         }
     };
+    let pfabric_queue = match sw.queue.as_deref().unwrap_or("fifo") {
+        "fifo" => None,
+        "pfabric" => {
+            if matches!(buffer, BufferPolicy::Shared { .. }) {
+                return Err(c.err("switch.queue", "pFabric queues need per-port buffers (buffer_mode = \"per-port\")"));
+            }
+            if sw.ecn_threshold.is_some() {
+                return Err(c.err("switch.ecn_threshold", "pFabric queues do not mark ECN"));
+            }
+            Some(!sw.starvation_prevention.unwrap_or(true))
+        }
+        o => return Err(c.err("switch.queue", format!("expected \"fifo\" or \"pfabric\", found \"{o}\""))),
+    };
+    if pfabric_queue.is_none() && sw.starvation_prevention.is_some() {
+        return Err(c.err("switch.starvation_prevention", "applies only to queue = \"pfabric\""));
+    }
     let lb = match cfg.routing.load_balance.as_deref().unwrap_or("ecmp") {
         "ecmp" => LoadBalance::Ecmp,
         "spray" => LoadBalance::Spray,
@@ -486,6 +541,7 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         buffer,
         ecn_k,
         lb,
+        pfabric: pfabric_queue,
         wire_overhead: fr.wire_overhead as u32,
         seed: cfg.seed,
     };
@@ -529,7 +585,7 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         }
         faults.push(Fault { at: f.at.0, a, b, up, corrupt: f.corrupt });
     }
-    let transport = transport(&c, &cfg.transport, fr, ack)?;
+    let transport = transport(&c, &cfg.transport, fr, ack, per_port)?;
     let o = &cfg.output;
     let format = match o.format.as_deref().unwrap_or("parquet") {
         "parquet" => OutputFormat::Parquet,

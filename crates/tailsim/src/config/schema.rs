@@ -63,11 +63,27 @@ pub struct HostCfg {
     pub nic_buffer: Option<BufferValue>,
 }
 
-#[derive(Deserialize, Debug, Clone)]
-#[serde(untagged)]
+/// One threshold for every class, or one per class.
+#[derive(Debug, Clone)]
 pub enum EcnThreshold {
     All(Size),
     PerClass(Vec<Size>),
+}
+
+impl<'de> Deserialize<'de> for EcnThreshold {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let v = toml::Value::deserialize(d)?;
+        let expected = "expected a size such as \"22.5KB\" or a list of 8 sizes (one per class)";
+        match v {
+            toml::Value::Array(a) => a
+                .into_iter()
+                .map(|x| Size::deserialize(x).map_err(|e| D::Error::custom(format!("{}; {expected}", e.message().trim()))))
+                .collect::<Result<Vec<_>, _>>()
+                .map(EcnThreshold::PerClass),
+            other => Size::deserialize(other).map(EcnThreshold::All).map_err(|e| D::Error::custom(format!("{}; {expected}", e.message().trim()))),
+        }
+    }
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -80,6 +96,12 @@ pub struct SwitchCfg {
     pub shared_buffer: Option<Size>,
     pub alpha: Option<f64>,
     pub ecn_threshold: Option<EcnThreshold>,
+    /// Queue discipline of every port, NICs included: "fifo" (8 strict-priority FIFO classes, default) or
+    /// "pfabric" (priority dropping and scheduling by packet rank).
+    pub queue: Option<String>,
+    /// pFabric: send the earliest packet of the most urgent flow (true, default) or strictly the most
+    /// urgent packet (false: the paper's ablation).
+    pub starvation_prevention: Option<bool>,
     /// Forwarding latency of every switch (for `kind = "htsim"` it overrides the file's per-tier latency; a
     /// topology file's per-switch `delay` wins over it).
     pub delay: Option<Duration>,
@@ -117,6 +139,16 @@ pub struct TransportCfg {
     pub dctcp_g: Option<f64>,
     pub dctcp_alpha_init: Option<f64>,
     pub class: Option<u8>,
+    /// Packet priority numbers for pFabric queues: "none", "remaining", "bytes-sent", "flow-size".
+    pub priority: Option<String>,
+    /// Duplicate-ACK/SACK loss detection (false: timeouts only).
+    pub fast_retransmit: Option<bool>,
+    /// A fixed retransmission timeout (no RTT estimation, no backoff).
+    pub rto: Option<Duration>,
+    /// Consecutive timeouts before probe mode (pFabric: 5); 0 = never.
+    pub probe_after: Option<u32>,
+    /// Upper bound of the congestion window, segments.
+    pub max_cwnd: Option<u32>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]

@@ -7,6 +7,7 @@
 //! docs/architecture.md).
 
 pub mod packet;
+pub mod pfabric;
 pub mod port;
 pub mod queue;
 pub mod routing;
@@ -17,6 +18,7 @@ mod tests;
 use crate::engine::{Event, EventQueue, Pipe, Rng, Slab};
 use packet::Packet;
 use port::{DropReason, Port};
+use pfabric::PFabricQueue;
 use queue::{PrioFifo, QueueDisc, CLASSES};
 use routing::RouteTable;
 
@@ -176,34 +178,57 @@ impl Network {
             let p = pk.get(id);
             (p.size as u64, p.class as usize, p.ect)
         };
-        // Admission.
         let policy = if self.is_host(node) { BufferPolicy::Unlimited } else { self.sw(node).buffer };
         let used = if self.is_host(node) { 0 } else { self.sw(node).used };
         let pt = &mut self.ports[port.idx()];
-        let admit = match (pt.limit, policy) {
-            (Some(lim), _) => pt.bytes + size <= lim,
-            (None, BufferPolicy::Unlimited) => true,
-            (None, BufferPolicy::PerPort(lim)) => pt.bytes + size <= lim,
-            (None, BufferPolicy::Shared { total, alpha }) => {
-                used + size <= total && (pt.queue.class_bytes(class) + size) as f64 <= alpha * (total - used) as f64
+        // Bytes that leave the buffer to make room (pFabric evicts lower-priority packets).
+        let mut evicted_bytes = 0u64;
+        if let QueueDisc::PFabric(q) = &mut pt.queue {
+            let limit = pt.limit.or(match policy {
+                BufferPolicy::PerPort(l) => Some(l),
+                _ => None,
+            });
+            if !q.admit(id, pt.bytes, limit, pk) {
+                drop_packet(pt, pk, id, DropReason::Overflow);
+                return;
             }
-        };
-        if !admit {
-            drop_packet(pt, pk, id, DropReason::Overflow);
-            return;
-        }
-        // ECN: mark when the class queue seen by the arriving packet already exceeds K (DCTCP's rule).
-        if ect && pt.queue.class_bytes(class) > pt.ecn_k[class] {
-            pk.get_mut(id).ce = true;
-            pt.stats.ecn_marks += 1;
+            let mut victims = std::mem::take(&mut q.evicted);
+            for v in victims.drain(..) {
+                evicted_bytes += pk.get(v).size as u64;
+                drop_packet(pt, pk, v, DropReason::Overflow);
+            }
+            if let QueueDisc::PFabric(q) = &mut pt.queue {
+                q.evicted = victims; // keep the capacity
+            }
+        } else {
+            let admit = match (pt.limit, policy) {
+                (Some(lim), _) => pt.bytes + size <= lim,
+                (None, BufferPolicy::Unlimited) => true,
+                (None, BufferPolicy::PerPort(lim)) => pt.bytes + size <= lim,
+                (None, BufferPolicy::Shared { total, alpha }) => {
+                    used + size <= total && (pt.queue.class_bytes(class, pk) + size) as f64 <= alpha * (total - used) as f64
+                }
+            };
+            if !admit {
+                drop_packet(pt, pk, id, DropReason::Overflow);
+                return;
+            }
+            // ECN: mark when the class queue seen by the arriving packet already exceeds K (DCTCP's rule).
+            if ect && pt.queue.class_bytes(class, pk) > pt.ecn_k[class] {
+                pk.get_mut(id).ce = true;
+                pt.stats.ecn_marks += 1;
+            }
+            if let QueueDisc::PrioFifo(q) = &mut pt.queue {
+                q.push(id, pk.get(id));
+            }
         }
         pk.get_mut(id).enq_time = now;
-        pt.queue.push(id, pk.get(id));
-        let nb = pt.bytes + size;
+        let nb = pt.bytes + size - evicted_bytes;
         pt.occupancy_changed(now, nb);
         let busy = pt.busy;
         if !self.is_host(node) {
-            self.sw(node).used += size;
+            let sw = self.sw(node);
+            sw.used = sw.used + size - evicted_bytes;
         }
         if !busy {
             self.start_tx(now, ev, pk, port);
@@ -212,7 +237,7 @@ impl Network {
 
     fn start_tx(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) {
         let pt = &mut self.ports[port.idx()];
-        let Some(id) = pt.queue.pop(pt.paused, |i| pk.get(i).size) else { return };
+        let Some(id) = pt.queue.pop(pt.paused, pk) else { return };
         let size = pk.get(id).size as u64;
         let nb = pt.bytes - size;
         pt.occupancy_changed(now, nb);
@@ -391,6 +416,9 @@ pub struct NetParams {
     pub buffer: BufferPolicy,
     pub ecn_k: [u64; CLASSES],
     pub lb: LoadBalance,
+    /// pFabric queues on every port (NICs included) instead of priority FIFOs; `Some(strict)` where
+    /// `strict` turns starvation prevention off.
+    pub pfabric: Option<bool>,
     /// Bytes per packet that take wire time but no buffer space (preamble, inter-frame gap).
     pub wire_overhead: u32,
     pub seed: u64,
@@ -418,7 +446,10 @@ impl Network {
                     delay: l.delay,
                     up: true,
                     corrupt_p: 0.0,
-                    queue: QueueDisc::PrioFifo(PrioFifo::default()),
+                    queue: match prm.pfabric {
+                        Some(strict) => QueueDisc::PFabric(PFabricQueue::new(strict)),
+                        None => QueueDisc::PrioFifo(PrioFifo::default()),
+                    },
                     bytes: 0,
                     limit: if is_sw { None } else { prm.nic_limit },
                     ecn_k: prm.ecn_k,

@@ -9,6 +9,8 @@ use crate::units::{FlowSlot, NodeId, PortId, Time};
 pub enum PktKind {
     Data,
     Ack,
+    /// pFabric's probe: a 1-byte packet a sender in probe mode sends each RTO to learn when to resume.
+    Probe,
 }
 
 /// Number of SACK blocks an ACK carries (as with the TCP timestamp option, RFC 2018 fits 3).

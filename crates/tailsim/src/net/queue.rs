@@ -2,6 +2,8 @@
 //! new discipline (pFabric's priority dropping, PFC-aware queues) is one more variant.
 
 use crate::net::packet::Packet;
+use crate::net::pfabric::PFabricQueue;
+use crate::net::Packets;
 use crate::units::PktId;
 use std::collections::VecDeque;
 
@@ -48,30 +50,38 @@ impl PrioFifo {
 /// The queue discipline of a port.
 pub enum QueueDisc {
     PrioFifo(PrioFifo),
+    /// pFabric: one buffer, admission and scheduling by `Packet::rank` (net/pfabric.rs).
+    PFabric(PFabricQueue),
 }
 
 impl QueueDisc {
     #[inline]
-    pub fn push(&mut self, id: PktId, p: &Packet) {
+    pub fn pop(&mut self, paused: u8, pk: &Packets) -> Option<PktId> {
         match self {
-            QueueDisc::PrioFifo(q) => q.push(id, p),
+            QueueDisc::PrioFifo(q) => q.pop(paused, |i| pk.get(i).size),
+            // pFabric has a single class; a pause of class 0 holds it.
+            QueueDisc::PFabric(_) if paused & 1 != 0 => None,
+            QueueDisc::PFabric(q) => q.pop(pk),
         }
     }
+    /// Bytes of class `c` (pFabric: all bytes count as class 0).
     #[inline]
-    pub fn pop(&mut self, paused: u8, size_of: impl Fn(PktId) -> u32) -> Option<PktId> {
-        match self {
-            QueueDisc::PrioFifo(q) => q.pop(paused, size_of),
-        }
-    }
-    #[inline]
-    pub fn class_bytes(&self, c: usize) -> u64 {
+    pub fn class_bytes(&self, c: usize, pk: &Packets) -> u64 {
         match self {
             QueueDisc::PrioFifo(q) => q.class_bytes(c),
+            QueueDisc::PFabric(q) => {
+                if c == 0 {
+                    q.iter().map(|i| pk.get(i).size as u64).sum()
+                } else {
+                    0
+                }
+            }
         }
     }
     pub fn packets(&self) -> Box<dyn Iterator<Item = PktId> + '_> {
         match self {
             QueueDisc::PrioFifo(q) => Box::new(q.iter()),
+            QueueDisc::PFabric(q) => Box::new(q.iter()),
         }
     }
 }

@@ -29,6 +29,7 @@ fn net_with_overhead(buffer: BufferPolicy, ecn_k: u64, wire_overhead: u32) -> (N
         buffer,
         ecn_k: [ecn_k; CLASSES],
         lb: LoadBalance::Ecmp,
+        pfabric: None,
         wire_overhead,
         seed: 1,
     };
@@ -108,10 +109,10 @@ fn strict_priority_and_paused_classes() {
     }
     let q = &mut n.ports[port.idx()].queue;
     // Class 1 paused (PFC): class 3 goes first, then 5, and class 1 waits.
-    assert_eq!(q.pop(1 << 1, |_| 100), Some(mid));
-    assert_eq!(q.pop(1 << 1, |_| 100), Some(lo));
-    assert_eq!(q.pop(1 << 1, |_| 100), None);
-    assert_eq!(q.pop(0, |_| 100), Some(hi));
+    assert_eq!(q.pop(1 << 1, &pk), Some(mid));
+    assert_eq!(q.pop(1 << 1, &pk), Some(lo));
+    assert_eq!(q.pop(1 << 1, &pk), None);
+    assert_eq!(q.pop(0, &pk), Some(hi));
 }
 
 #[test]

@@ -17,6 +17,20 @@ pub enum CongestionControl {
     Dctcp { g: f64, alpha_init: f64 },
 }
 
+/// The priority number (`Packet::rank`) a data packet carries, for pFabric queues (lower = more urgent).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Priority {
+    /// No priority (rank 0 for every packet).
+    None,
+    /// Bytes from this packet's first byte to the end of the flow (pFabric's default, with the ns-2 code's
+    /// per-sequence-number meaning: a retransmission carries the rank of its own sequence number).
+    Remaining,
+    /// Bytes the flow sent before this packet (needs no knowledge of the flow size).
+    BytesSent,
+    /// The flow's size, constant for the flow.
+    FlowSize,
+}
+
 #[derive(Clone, Debug)]
 pub struct TcpConfig {
     pub mss: u32,
@@ -34,6 +48,17 @@ pub struct TcpConfig {
     pub cc: CongestionControl,
     /// Strict-priority class of all packets.
     pub class: u8,
+    pub priority: Priority,
+    /// Duplicate-ACK / SACK loss detection (off: timeouts only, as pFabric).
+    pub fast_retransmit: bool,
+    /// A fixed RTO: no RTT estimation, no backoff (pFabric). None = RFC 6298.
+    pub fixed_rto: Option<Time>,
+    /// After this many consecutive timeouts, send only 1-byte probes (one per RTO) until an ACK arrives.
+    pub probe_after: Option<u32>,
+    /// Upper bound of cwnd, segments.
+    pub max_cwnd: Option<u32>,
+    /// On timeout, ssthresh = cwnd / 2 (pFabric) instead of FlightSize / 2 (RFC 5681).
+    pub ssthresh_from_cwnd: bool,
 }
 
 // Scoreboard flags per segment.
@@ -44,6 +69,7 @@ const INFLIGHT: u8 = 8;
 
 struct Flow {
     id: u64,
+    size: u64,
     src: NodeId,
     dst: NodeId,
     hash: u32,
@@ -79,6 +105,8 @@ struct Flow {
     cwr_end: u32,
     retransmits: u32,
     timeouts: u32,
+    consecutive_timeouts: u32,
+    probing: bool,
     // --- receiver ---
     rcv_nxt: u32,
     /// Out-of-order segment ranges [a, b), sorted, disjoint, all above rcv_nxt.
@@ -118,6 +146,7 @@ impl Tcp {
         };
         let flow = Flow {
             id: f.id,
+            size: f.size,
             src: f.src,
             dst: f.dst,
             hash: (f.id as u32).wrapping_mul(0x9E37_79B1) ^ (f.src.0 << 16) ^ f.dst.0,
@@ -139,7 +168,7 @@ impl Tcp {
             retx_hint: 0,
             srtt: 0.0,
             rttvar: 0.0,
-            rto: self.cfg.init_rto.max(self.cfg.min_rto),
+            rto: self.cfg.fixed_rto.unwrap_or(self.cfg.init_rto.max(self.cfg.min_rto)),
             rto_timer: Timer::default(),
             alpha,
             win_end: 0,
@@ -148,6 +177,8 @@ impl Tcp {
             cwr_end: 0,
             retransmits: 0,
             timeouts: 0,
+            consecutive_timeouts: 0,
+            probing: false,
             rcv_nxt: 0,
             ooo: Vec::new(),
             last_ooo: 0,
@@ -173,6 +204,13 @@ impl Tcp {
         match p.kind {
             PktKind::Data => self.on_data(ctx, p),
             PktKind::Ack => self.on_ack(ctx, p),
+            PktKind::Probe => {
+                // Answer at once with the current cumulative ACK and SACK blocks; the byte is not data.
+                let f = self.flows.get_mut(p.flow.0);
+                f.last_ts = p.ts;
+                let ece = f.ce_state;
+                self.send_ack(ctx, p.flow, ece);
+            }
         }
     }
 
@@ -260,6 +298,7 @@ impl Tcp {
         a.ece = ece;
         a.ts = f.last_ts;
         a.class = self.cfg.class;
+        a.rank = 0; // ACKs are the most urgent packets of all (a decision: the paper does not say)
         a.hash = f.hash.rotate_left(16) ^ 0x5555;
         if self.cfg.sack && !f.ooo.is_empty() {
             // Most recent block first (RFC 2018), then the highest others.
@@ -293,6 +332,8 @@ impl Tcp {
             return;
         }
         let ack = p.seq.min(f.nxt);
+        f.consecutive_timeouts = 0;
+        f.probing = false;
         // SACK scoreboard.
         let mut newly_sacked = 0;
         if cfg.sack {
@@ -323,7 +364,7 @@ impl Tcp {
                 f.srtt = 0.875 * f.srtt + 0.125 * r;
             }
             let rto = Time((f.srtt + 4.0 * f.rttvar) as u64);
-            f.rto = rto.max(cfg.min_rto).min(cfg.max_rto);
+            f.rto = cfg.fixed_rto.unwrap_or(rto.max(cfg.min_rto).min(cfg.max_rto));
             for s in f.una..ack {
                 if f.flags[s as usize] & INFLIGHT != 0 {
                     f.pipe -= 1;
@@ -374,7 +415,8 @@ impl Tcp {
                     f.inflate += 1;
                 }
             }
-        } else if f.una >= f.rto_recover
+        } else if cfg.fast_retransmit
+            && f.una >= f.rto_recover
             && f.una < f.nxt
             && (f.dupacks >= cfg.dupthresh || (cfg.sack && sack_lost_limit(f, cfg.dupthresh) > f.una))
         {
@@ -389,6 +431,9 @@ impl Tcp {
                 f.cwnd += newly_acked as f64;
             } else {
                 f.cwnd += newly_acked as f64 / f.cwnd;
+            }
+            if let Some(m) = cfg.max_cwnd {
+                f.cwnd = f.cwnd.min(m as f64);
             }
         }
         if f.in_recovery && cfg.sack {
@@ -417,10 +462,29 @@ impl Tcp {
     }
 
     fn on_rto(&mut self, ctx: &mut Ctx, slot: FlowSlot) {
-        let max_rto = self.cfg.max_rto;
+        let cfg = &self.cfg;
         let f = self.flows.get_mut(slot.0);
         f.timeouts += 1;
-        f.ssthresh = ((f.nxt - f.una) as f64 / 2.0).max(2.0);
+        f.consecutive_timeouts += 1;
+        if cfg.probe_after.is_some_and(|n| f.consecutive_timeouts > n) {
+            // Probe mode: no data until an ACK shows the path is usable again; one 1-byte probe per RTO.
+            f.probing = true;
+            let gen = self.gens[slot.idx()];
+            let mut p = Packet::new(PktKind::Probe, slot, gen, f.src, f.dst);
+            p.payload = 1;
+            p.size = cfg.header + 1;
+            p.seq = f.una;
+            p.ts = ctx.now;
+            p.class = cfg.class;
+            p.rank = rank(cfg.priority, f.size, f.una, cfg.mss);
+            p.hash = f.hash;
+            let (src, at) = (f.src, ctx.now + f.rto);
+            ctx.send(src, p);
+            f.rto_timer.set(ctx, at, slot, gen, TimerKind::Retransmit);
+            return;
+        }
+        let before = if cfg.ssthresh_from_cwnd { f.cwnd } else { (f.nxt - f.una) as f64 };
+        f.ssthresh = (before / 2.0).max(2.0);
         f.cwnd = 1.0;
         f.in_recovery = false;
         f.inflate = 0;
@@ -437,7 +501,9 @@ impl Tcp {
         }
         f.lost_mark = f.nxt;
         f.retx_hint = f.una;
-        f.rto = Time((f.rto.0 * 2).min(max_rto.0));
+        if cfg.fixed_rto.is_none() {
+            f.rto = Time((f.rto.0 * 2).min(cfg.max_rto.0));
+        }
         self.try_send(ctx, slot);
     }
 
@@ -445,7 +511,7 @@ impl Tcp {
         let gen = self.gens[slot.idx()];
         let cfg = &self.cfg;
         let f = self.flows.get_mut(slot.0);
-        let wnd = (f.cwnd as u32).max(1) + f.inflate;
+        let wnd = if f.probing { 0 } else { (f.cwnd as u32).max(1) + f.inflate };
         while f.pipe < wnd {
             let seg = match next_lost(f) {
                 Some(s) => {
@@ -467,6 +533,7 @@ impl Tcp {
             p.seq = seg;
             p.ts = ctx.now;
             p.class = cfg.class;
+            p.rank = rank(cfg.priority, f.size, seg, cfg.mss);
             p.ect = matches!(cfg.cc, CongestionControl::Dctcp { .. });
             p.hash = f.hash;
             let src = f.src;
@@ -476,6 +543,18 @@ impl Tcp {
             let at = ctx.now + f.rto;
             f.rto_timer.set(ctx, at, slot, gen, TimerKind::Retransmit);
         }
+    }
+}
+
+/// The priority number of segment `seg` of a flow of `size` bytes.
+#[inline]
+fn rank(p: Priority, size: u64, seg: u32, mss: u32) -> u64 {
+    let sent = seg as u64 * mss as u64;
+    match p {
+        Priority::None => 0,
+        Priority::Remaining => size - sent.min(size),
+        Priority::BytesSent => sent,
+        Priority::FlowSize => size,
     }
 }
 
