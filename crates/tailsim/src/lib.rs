@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod engine;
+pub mod ideal;
 pub mod metrics;
 pub mod net;
 pub mod run;

@@ -62,7 +62,7 @@ impl Experiment {
     /// As `run`, but the callback may return false to stop early (the summary then says `interrupted`).
     pub fn run_interruptible(&mut self, on_progress: &mut dyn FnMut(&Progress) -> bool) -> Result<Summary, String> {
         let t0 = Instant::now();
-        let stop = self.world.run(self.stop, on_progress);
+        let stop = if self.flow_level { self.world.run_flow_level(self.stop) } else { self.world.run(self.stop, on_progress) };
         let wall = t0.elapsed().as_secs_f64();
         self.world.check_conservation().map_err(|e| format!("packet conservation violated: {e}"))?;
         Ok(self.summary(stop, wall))

@@ -52,3 +52,41 @@ fn pfabric_needs_per_port_buffers_and_no_ecn() {
     let e = tailsim::load_str(&format!("{base}[switch]\nqueue = \"pfabric\"\necn_threshold = \"20KB\"\n"), "x.toml", std::path::Path::new("."), &[]);
     assert!(e.err().unwrap().to_string().contains("switch.ecn_threshold"));
 }
+
+const WEBSEARCH: &str = r#"
+[topology]
+preset = "pfabric-144"
+[switch]
+queue = "pfabric"
+buffer = "36KB"
+[transport]
+kind = "pfabric"
+[[workload]]
+kind = "poisson"
+cdf = "websearch"
+load = 0.6
+flows = 600
+"#;
+
+#[test]
+fn ideal_sees_the_same_arrivals_and_bounds_pfabric() {
+    let (pf, _) = run(WEBSEARCH);
+    let (id, s) = run(&WEBSEARCH.replace("kind = \"pfabric\"\n[[workload]]", "kind = \"ideal\"\n[[workload]]"));
+    assert!(id.flow_level);
+    assert_eq!(s.events, 0, "the Ideal simulates no packets");
+    let key = |e: &tailsim::Experiment| e.world.records.iter().map(|r| (r.src, r.dst, r.size, r.start)).collect::<Vec<_>>();
+    assert_eq!(key(&pf), key(&id));
+    // Every Ideal FCT is at least the flow's empty-fabric FCT, and the Ideal's mean slowdown is below pFabric's.
+    assert!(id.world.records.iter().all(|r| r.fct().unwrap() >= r.ideal));
+    let mean = |e: &tailsim::Experiment| e.world.records.iter().map(|r| r.slowdown().unwrap()).sum::<f64>() / 600.0;
+    assert!(mean(&id) < mean(&pf), "ideal {} pfabric {}", mean(&id), mean(&pf));
+    assert!(mean(&id) >= 1.0);
+}
+
+#[test]
+fn ideal_leaves_a_lone_flow_at_slowdown_one() {
+    let trace = temp_file("lone.csv", "src,dst,size_bytes,start_us\n3,77,123456,5\n");
+    let toml = format!("[topology]\npreset = \"pfabric-144\"\n[transport]\nkind = \"ideal\"\n[[workload]]\nkind = \"trace\"\npath = \"{}\"\n", trace.display());
+    let (e, _) = run(&toml);
+    assert_eq!(e.world.records[0].slowdown(), Some(1.0));
+}

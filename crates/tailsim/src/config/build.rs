@@ -33,6 +33,8 @@ pub struct Experiment {
     pub format: OutputFormat,
     pub buckets: Vec<u64>,
     pub warmup: Time,
+    /// pFabric's flow-level SRPT Ideal instead of a packet-level run (`transport.kind = "ideal"`).
+    pub flow_level: bool,
     /// The fully resolved configuration (preset and overrides applied), echoed into summary.json.
     pub resolved: toml::Table,
 }
@@ -361,7 +363,8 @@ fn transport(c: &Ctx, t: &TransportCfg, fr: Framing, ack: u32, port_buffer: Opti
     let kind = t.kind.clone().unwrap_or_else(|| "tcp".into());
     let pfabric = kind == "pfabric";
     let cc = match kind.as_str() {
-        "tcp" | "pfabric" => CongestionControl::NewReno,
+        // "ideal" runs no packets (flow-level SRPT, see ideal.rs); the TCP state is never used.
+        "tcp" | "pfabric" | "ideal" => CongestionControl::NewReno,
         "dctcp" => {
             let g = t.dctcp_g.unwrap_or(1.0 / 16.0);
             let a = t.dctcp_alpha_init.unwrap_or(1.0);
@@ -373,7 +376,7 @@ fn transport(c: &Ctx, t: &TransportCfg, fr: Framing, ack: u32, port_buffer: Opti
             }
             CongestionControl::Dctcp { g, alpha_init: a }
         }
-        o => return Err(c.err("transport.kind", format!("unknown transport \"{o}\"; expected \"tcp\", \"dctcp\" or \"pfabric\""))),
+        o => return Err(c.err("transport.kind", format!("unknown transport \"{o}\"; expected \"tcp\", \"dctcp\", \"pfabric\" or \"ideal\""))),
     };
     let class = t.class.unwrap_or(0);
     if class as usize >= CLASSES {
@@ -616,6 +619,7 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         format,
         buckets,
         warmup,
+        flow_level: cfg.transport.kind.as_deref() == Some("ideal"),
         resolved,
     })
 }
