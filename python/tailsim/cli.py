@@ -97,15 +97,36 @@ def _plot(argv: List[str]) -> int:
     return 0
 
 
+def _reproduce(argv: List[str]) -> int:
+    ap = argparse.ArgumentParser(prog="tailsim reproduce", description="Reproduce a paper's headline results (docs/pfabric.md).")
+    ap.add_argument("paper", choices=["pfabric"])
+    ap.add_argument("--scale", choices=["small", "full"], default="small", help="small: minutes (CI); full: the paper's grid")
+    ap.add_argument("--out", help="default: results/reproduce-<paper>-<scale>")
+    ap.add_argument("--flows", type=int, help="flows per point (overrides the scale's)")
+    ap.add_argument("--workers", type=int)
+    ap.add_argument("--backend", choices=["local", "dask"], default="local")
+    ap.add_argument("--scheduler")
+    a = ap.parse_args(argv)
+    from . import reproduce
+
+    out = a.out or f"results/reproduce-{a.paper}-{a.scale}"
+    reproduce.pfabric(out, scale=a.scale, workers=a.workers, backend=a.backend, scheduler=a.scheduler, flows=a.flows)
+    print((Path(out) / "targets.md").read_text())
+    print(f"figures and data: {out}")
+    return 0
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "reproduce":
+        return _reproduce(argv[1:])
     if argv and argv[0] == "sweep":
         return _sweep(argv[1:])
     if argv and argv[0] == "plot":
         return _plot(argv[1:])
     code = _core.cli(["tailsim", *argv], [sys.executable, "-m", "tailsim"])
     if argv and argv[0] in ("-h", "--help", "help"):
-        print("\nAlso (Python package):\n  sweep  Run an experiment over a grid of overrides\n  plot   Plot results or a sweep")
+        print("\nAlso (Python package):\n  sweep      Run an experiment over a grid of overrides\n  plot       Plot results or a sweep\n  reproduce  Reproduce a paper's results (pfabric)")
     return code
 
 

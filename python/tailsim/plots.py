@@ -108,10 +108,12 @@ def normalized_fct_vs_load(
     reference: Optional[Mapping[str, Sequence[Tuple[float, float]]]] = None,
     path=None,
     title: Optional[str] = None,
+    bands: Optional[Mapping[str, Tuple[Sequence[float], Sequence[float], Sequence[float], str]]] = None,
 ):
     """pFabric-style panels: normalized FCT (mean slowdown or its 99th percentile) per size bucket against
     load, one line per value of ``series``. ``summary`` is a sweep's summary table (or a SweepResult).
-    ``reference`` marks published values: {panel title: [(load, value), ...]}."""
+    ``reference`` marks published values: {panel title: [(load, value), ...]}; ``bands`` shades published
+    ranges: {panel title: (x values, low values, high values, label)}."""
     plt = _plt()
     df = summary.summary if hasattr(summary, "summary") and not isinstance(summary, pd.DataFrame) else summary
     fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.6), squeeze=False)
@@ -120,9 +122,16 @@ def normalized_fct_vs_load(
         for key, g in sub.groupby(series, sort=True):
             g = g.groupby(x, as_index=False)[stat].mean().sort_values(x)
             ax.plot(g[x], g[stat], marker="o", label=str(key))
+        if bands and name in bands:
+            bx, blo, bhi, blabel = bands[name]
+            ax.fill_between(bx, blo, bhi, color="grey", alpha=0.25, label=blabel)
         if reference and name in reference:
             pts = np.array(reference[name], dtype=float)
             ax.plot(pts[:, 0], pts[:, 1], "kx", markersize=8, label="paper")
+        vals = sub[stat].to_numpy(dtype=float)
+        vals = vals[np.isfinite(vals) & (vals > 0)]
+        if len(vals) and vals.max() / vals.min() > 20:
+            ax.set_yscale("log")  # one scheme far above the others would flatten them
         ax.set_title(name, fontsize=10)
         ax.set_xlabel("load")
         ax.set_ylabel("normalized FCT")
