@@ -58,7 +58,9 @@ impl EventQueue {
     pub fn new() -> Self {
         Self::default()
     }
-    #[inline]
+    // Always inlined: the two hottest functions of the simulator, small, and otherwise left out of line
+    // when the callers grow (measured: +11 % instructions).
+    #[inline(always)]
     pub fn schedule(&mut self, at: Time, ev: Event) {
         let key = ((at.0 as u128) << 64) | self.seq as u128;
         self.seq += 1;
@@ -76,7 +78,7 @@ impl EventQueue {
         }
         h[i] = Entry { key, ev };
     }
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         let h = &mut self.heap;
         let top = *h.first()?;

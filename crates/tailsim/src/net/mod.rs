@@ -183,30 +183,13 @@ impl Network {
         let pt = &mut self.ports[port.idx()];
         // Bytes that leave the buffer to make room (pFabric evicts lower-priority packets).
         let mut evicted_bytes = 0u64;
-        if let QueueDisc::PFabric(q) = &mut pt.queue {
-            let limit = pt.limit.or(match policy {
-                BufferPolicy::PerPort(l) => Some(l),
-                _ => None,
-            });
-            if !q.admit(id, pt.bytes, limit, pk) {
-                drop_packet(pt, pk, id, DropReason::Overflow);
-                return;
-            }
-            let mut victims = std::mem::take(&mut q.evicted);
-            for v in victims.drain(..) {
-                evicted_bytes += pk.get(v).size as u64;
-                drop_packet(pt, pk, v, DropReason::Overflow);
-            }
-            if let QueueDisc::PFabric(q) = &mut pt.queue {
-                q.evicted = victims; // keep the capacity
-            }
-        } else {
+        if let QueueDisc::PrioFifo(q) = &mut pt.queue {
             let admit = match (pt.limit, policy) {
                 (Some(lim), _) => pt.bytes + size <= lim,
                 (None, BufferPolicy::Unlimited) => true,
                 (None, BufferPolicy::PerPort(lim)) => pt.bytes + size <= lim,
                 (None, BufferPolicy::Shared { total, alpha }) => {
-                    used + size <= total && (pt.queue.class_bytes(class, pk) + size) as f64 <= alpha * (total - used) as f64
+                    used + size <= total && (q.class_bytes(class) + size) as f64 <= alpha * (total - used) as f64
                 }
             };
             if !admit {
@@ -214,12 +197,15 @@ impl Network {
                 return;
             }
             // ECN: mark when the class queue seen by the arriving packet already exceeds K (DCTCP's rule).
-            if ect && pt.queue.class_bytes(class, pk) > pt.ecn_k[class] {
+            if ect && q.class_bytes(class) > pt.ecn_k[class] {
                 pk.get_mut(id).ce = true;
                 pt.stats.ecn_marks += 1;
             }
-            if let QueueDisc::PrioFifo(q) = &mut pt.queue {
-                q.push(id, pk.get(id));
+            q.push(id, pk.get(id));
+        } else {
+            match admit_pfabric(pt, pk, id, policy) {
+                Some(freed) => evicted_bytes = freed,
+                None => return,
             }
         }
         pk.get_mut(id).enq_time = now;
@@ -384,6 +370,31 @@ impl Network {
 }
 
 use LoadBalance as Lb;
+
+/// pFabric admission (kept out of line so the FIFO path stays small): queue `id` or drop it, drop whatever
+/// it evicts, and return the evicted bytes (None when `id` itself was dropped).
+#[inline(never)]
+fn admit_pfabric(pt: &mut Port, pk: &mut Packets, id: PktId, policy: BufferPolicy) -> Option<u64> {
+    let QueueDisc::PFabric(q) = &mut pt.queue else { unreachable!("called for pFabric ports") };
+    let limit = pt.limit.or(match policy {
+        BufferPolicy::PerPort(l) => Some(l),
+        _ => None,
+    });
+    if !q.admit(id, pt.bytes, limit, pk) {
+        drop_packet(pt, pk, id, DropReason::Overflow);
+        return None;
+    }
+    let mut victims = std::mem::take(&mut q.evicted);
+    let mut freed = 0;
+    for v in victims.drain(..) {
+        freed += pk.get(v).size as u64;
+        drop_packet(pt, pk, v, DropReason::Overflow);
+    }
+    if let QueueDisc::PFabric(q) = &mut pt.queue {
+        q.evicted = victims; // keep the capacity
+    }
+    Some(freed)
+}
 
 /// Every drop goes through here: the port's per-reason counter and the arena's. (Drop notification to the
 /// sender, FastLane-style, hooks in at this point.)
