@@ -6,18 +6,8 @@ use common::*;
 
 /// Run one flow h0 -> h3 of `size` bytes; returns (FCT, ideal FCT) in ps.
 fn single_flow(size: u64, fabric: &str, init_cwnd: u32) -> (i64, i64) {
-    let trace = temp_file(&format!("one_flow_{size}_{init_cwnd}.csv"), &format!("src,dst,size_bytes,start_us\n0,3,{size},0\n"));
-    let toml = format!(
-        r#"{fabric}
-[transport]
-kind = "tcp"
-init_cwnd = {init_cwnd}
-[[workload]]
-kind = "trace"
-path = "{}"
-"#,
-        trace.display()
-    );
+    let workload = trace_workload(&format!("one_flow_{size}_{init_cwnd}.csv"), &format!("0,3,{size},0\n"));
+    let toml = format!("{fabric}\n[transport]\nkind = \"tcp\"\ninit_cwnd = {init_cwnd}\n{workload}");
     let (e, s) = run(&toml);
     assert_eq!(s.flows_finished, 1);
     assert_eq!(s.packets.dropped, 0);
@@ -53,28 +43,17 @@ fn hundred_packets_same_leaf() {
     assert_eq!(ideal, fct);
 }
 
-const CROSS_SPINE: &str = r#"
-[topology]
-kind = "leaf-spine"
-leaves = 2
-spines = 1
-hosts_per_leaf = 2
-edge_rate = "10Gbps"
-core_rate = "40Gbps"
-edge_delay = "2.7us"
-core_delay = "0.2us"
-[switch]
-delay = "250ns"
-[host]
-tx_delay = "1us"
-rx_delay = "0.5us"
-"#;
+/// Two leaves of two hosts under one spine (10G edge 2.7 us, 40G core 0.2 us), 250 ns switches, host delays
+/// 1 us (transmit) and 0.5 us (receive): h0 -> leaf0 -> spine -> leaf1 -> h3.
+fn cross_spine() -> String {
+    small_fabric(2, "[switch]\ndelay = \"250ns\"\n[host]\ntx_delay = \"1us\"\nrx_delay = \"0.5us\"")
+}
 
 #[test]
 fn ten_full_packets_across_the_spine() {
     // h0 -> leaf0 -> spine -> leaf1 -> h3. Serialization 1.2 + 0.3 + 0.3 + 1.2, propagation 2.7 + 0.2 + 0.2 + 2.7,
     // 3 switches × 0.25, host delays 1 + 0.5, and 9 more packets paced by the 10G links (1.2 us each).
-    let (fct, ideal) = single_flow(14_600, CROSS_SPINE, 1000);
+    let (fct, ideal) = single_flow(14_600, &cross_spine(), 1000);
     let expect = 1_000_000 + 3_000_000 + 5_800_000 + 750_000 + 500_000 + 9 * 1_200_000;
     assert_eq!(fct, expect);
     assert_eq!(ideal, fct);
@@ -88,7 +67,7 @@ fn short_last_packet_across_the_spine() {
     //   hop1 train done 15.05, last done 15.078  (arrived 11.912 + 2.7 + 0.25 = 14.862)
     //   hop2 train done 15.80, last done 15.828
     //   hop3 train done 17.45, last done 17.562; + 2.7 propagation + 0.5 rx = 20.762 us
-    let (fct, ideal) = single_flow(9 * 1460 + 100, CROSS_SPINE, 1000);
+    let (fct, ideal) = single_flow(9 * 1460 + 100, &cross_spine(), 1000);
     assert_eq!(fct, 20_762_000);
     assert_eq!(ideal, fct);
 }
@@ -132,7 +111,7 @@ fn slow_start_costs_round_trips() {
     // With an initial window of 1 a lone flow cannot reach the ideal: windows of 1, 2, 4 and 8 packets each
     // wait one RTT (≈ 19 us here) minus their own serialization (1.2 us per packet) before the window covers
     // the bandwidth-delay product: ≈ 19 + 17.8 + 15.4 + 10.6 ≈ 63 us extra, less the pipelining of ACKs.
-    let (fct, ideal) = single_flow(146_000, CROSS_SPINE, 1);
+    let (fct, ideal) = single_flow(146_000, &cross_spine(), 1);
     let extra = fct - ideal;
     assert!((45_000_000..75_000_000).contains(&extra), "fct {fct} ideal {ideal}: {extra} ps extra");
 }

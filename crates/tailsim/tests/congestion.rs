@@ -8,7 +8,7 @@ use tailsim::Experiment;
 /// `n` senders (hosts 1..=n) each send `size` bytes to host 0 at t = 0 over a single leaf.
 fn many_to_one(n: u32, size: &str, transport: &str, switch: &str) -> String {
     let flows: String = (1..=n).map(|s| format!("{s},0,{},0\n", tailsim::config::units::parse_size(size).unwrap())).collect();
-    let trace = temp_file(&format!("m2o_{n}_{size}_{}.csv", transport.len() + switch.len()), &format!("src,dst,size_bytes,start_us\n{flows}"));
+    let workload = trace_workload(&format!("m2o_{n}_{size}.csv"), &flows);
     format!(
         r#"
 [topology]
@@ -23,12 +23,8 @@ edge_delay = "5us"
 {switch}
 [transport]
 {transport}
-[[workload]]
-kind = "trace"
-path = "{path}"
-"#,
+{workload}"#,
         hosts = n + 1,
-        path = trace.display()
     )
 }
 

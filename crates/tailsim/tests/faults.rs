@@ -5,21 +5,9 @@ mod common;
 use common::*;
 
 fn pair(extra: &str, size: &str) -> String {
-    let trace = temp_file(&format!("pair_{}.csv", extra.len()), &format!("src,dst,size_bytes,start_us\n0,3,{},0\n", tailsim::config::units::parse_size(size).unwrap()));
-    format!(
-        r#"{}
-[transport]
-kind = "tcp"
-init_cwnd = 10
-min_rto = "200us"
-[[workload]]
-kind = "trace"
-path = "{}"
-{extra}
-"#,
-        small_fabric(2, ""),
-        trace.display()
-    )
+    let bytes = tailsim::config::units::parse_size(size).unwrap();
+    let workload = trace_workload(&format!("pair_{}.csv", extra.len()), &format!("0,3,{bytes},0\n"));
+    format!("{}\n[transport]\nkind = \"tcp\"\ninit_cwnd = 10\nmin_rto = \"200us\"\n{workload}{extra}\n", small_fabric(2, ""))
 }
 
 #[test]

@@ -7,23 +7,9 @@ use common::*;
 #[test]
 fn five_flow_incast_is_served_one_flow_at_a_time() {
     let flows: String = [16, 32, 48, 64, 80].iter().map(|s| format!("{s},0,20000000,0\n")).collect();
-    let trace = temp_file("five.csv", &format!("src,dst,size_bytes,start_us\n{flows}"));
     let toml = format!(
-        r#"
-[topology]
-preset = "pfabric-144"
-[switch]
-queue = "pfabric"
-buffer = "36KB"
-[routing]
-load_balance = "spray"
-[transport]
-kind = "pfabric"
-[[workload]]
-kind = "trace"
-path = "{}"
-"#,
-        trace.display()
+        "[topology]\npreset = \"pfabric-144\"\n[switch]\nqueue = \"pfabric\"\nbuffer = \"36KB\"\n[routing]\nload_balance = \"spray\"\n[transport]\nkind = \"pfabric\"\n{}",
+        trace_workload("five.csv", &flows)
     );
     let (e, s) = run(&toml);
     assert_eq!(s.flows_finished, 5);
@@ -85,8 +71,7 @@ fn ideal_sees_the_same_arrivals_and_bounds_pfabric() {
 
 #[test]
 fn ideal_leaves_a_lone_flow_at_slowdown_one() {
-    let trace = temp_file("lone.csv", "src,dst,size_bytes,start_us\n3,77,123456,5\n");
-    let toml = format!("[topology]\npreset = \"pfabric-144\"\n[transport]\nkind = \"ideal\"\n[[workload]]\nkind = \"trace\"\npath = \"{}\"\n", trace.display());
+    let toml = format!("[topology]\npreset = \"pfabric-144\"\n[transport]\nkind = \"ideal\"\n{}", trace_workload("lone.csv", "3,77,123456,5\n"));
     let (e, _) = run(&toml);
     assert_eq!(e.world.records[0].slowdown(), Some(1.0));
 }

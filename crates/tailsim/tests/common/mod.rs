@@ -43,6 +43,16 @@ pub fn temp_file(name: &str, content: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("tailsim-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
-    std::fs::write(&p, content).unwrap();
+    // Atomic: tests running in parallel may write the same file (same name, same content).
+    let tmp = dir.join(format!(".{name}.{:?}", std::thread::current().id()));
+    std::fs::write(&tmp, content).unwrap();
+    std::fs::rename(&tmp, &p).unwrap();
     p
+}
+
+/// A `[[workload]]` table replaying `rows` ("src,dst,size_bytes,start_us" lines), written to a scratch trace
+/// file called `name`.
+pub fn trace_workload(name: &str, rows: &str) -> String {
+    let path = temp_file(name, &format!("src,dst,size_bytes,start_us\n{rows}"));
+    format!("[[workload]]\nkind = \"trace\"\npath = \"{}\"\n", path.display())
 }
