@@ -183,18 +183,7 @@ impl World {
             }
             self.now = t;
             if let Event::Arrival(i) = e {
-                let g = &mut self.generators[i as usize];
-                self.new_flows.clear();
-                g.release(&mut self.new_flows);
-                if let Some(next) = g.next_time() {
-                    self.ev.schedule(next.max(t), Event::Arrival(i));
-                }
-                for k in 0..self.new_flows.len() {
-                    let (src, dst, size) = self.new_flows[k];
-                    let id = self.records.len() as u64;
-                    let ideal = ideal_fct(&self.net, src, dst, size, self.framing);
-                    self.records.push(FlowRecord { id, src, dst, size, start: t, end: None, ideal, retransmits: 0, timeouts: 0 });
-                }
+                self.release_flows(i as usize);
             }
         }
         let fr = self.framing;
@@ -238,19 +227,28 @@ impl World {
         f(transport, &mut ctx);
     }
 
-    fn on_arrival(&mut self, i: usize) {
+    /// Release generator `i`'s flows due now: record them (with their ideal FCT) and schedule the
+    /// generator's next arrival. Returns the new records' indices.
+    fn release_flows(&mut self, i: usize) -> std::ops::Range<usize> {
         let g = &mut self.generators[i];
         self.new_flows.clear();
         g.release(&mut self.new_flows);
         if let Some(t) = g.next_time() {
             self.ev.schedule(t.max(self.now), Event::Arrival(i as u32));
         }
-        for k in 0..self.new_flows.len() {
-            let (src, dst, size) = self.new_flows[k];
+        let first = self.records.len();
+        for &(src, dst, size) in &self.new_flows {
             let id = self.records.len() as u64;
             let ideal = ideal_fct(&self.net, src, dst, size, self.framing);
             self.records.push(FlowRecord { id, src, dst, size, start: self.now, end: None, ideal, retransmits: 0, timeouts: 0 });
-            let spec = FlowSpec { id, src, dst, size, start: self.now };
+        }
+        first..self.records.len()
+    }
+
+    fn on_arrival(&mut self, i: usize) {
+        for k in self.release_flows(i) {
+            let r = &self.records[k];
+            let spec = FlowSpec { id: r.id, src: r.src, dst: r.dst, size: r.size, start: r.start };
             self.with_transport(|tr, ctx| tr.start_flow(ctx, spec));
         }
     }

@@ -64,20 +64,6 @@ impl QueueDisc {
             QueueDisc::PFabric(q) => q.pop(pk),
         }
     }
-    /// Bytes of class `c` (pFabric: all bytes count as class 0).
-    #[inline]
-    pub fn class_bytes(&self, c: usize, pk: &Packets) -> u64 {
-        match self {
-            QueueDisc::PrioFifo(q) => q.class_bytes(c),
-            QueueDisc::PFabric(q) => {
-                if c == 0 {
-                    q.iter().map(|i| pk.get(i).size as u64).sum()
-                } else {
-                    0
-                }
-            }
-        }
-    }
     pub fn packets(&self) -> Box<dyn Iterator<Item = PktId> + '_> {
         match self {
             QueueDisc::PrioFifo(q) => Box::new(q.iter()),

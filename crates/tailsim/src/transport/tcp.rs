@@ -470,14 +470,7 @@ impl Tcp {
             // Probe mode: no data until an ACK shows the path is usable again; one 1-byte probe per RTO.
             f.probing = true;
             let gen = self.gens[slot.idx()];
-            let mut p = Packet::new(PktKind::Probe, slot, gen, f.src, f.dst);
-            p.payload = 1;
-            p.size = cfg.header + 1;
-            p.seq = f.una;
-            p.ts = ctx.now;
-            p.class = cfg.class;
-            p.rank = rank(cfg.priority, f.size, f.una, cfg.mss);
-            p.hash = f.hash;
+            let p = segment_packet(cfg, f, PktKind::Probe, slot, gen, f.una, 1, ctx.now);
             let (src, at) = (f.src, ctx.now + f.rto);
             ctx.send(src, p);
             f.rto_timer.set(ctx, at, slot, gen, TimerKind::Retransmit);
@@ -527,15 +520,9 @@ impl Tcp {
                 None => break,
             };
             f.pipe += 1;
-            let mut p = Packet::new(PktKind::Data, slot, gen, f.src, f.dst);
-            p.payload = if seg + 1 == f.nsegs { f.last_payload } else { cfg.mss };
-            p.size = p.payload + cfg.header;
-            p.seq = seg;
-            p.ts = ctx.now;
-            p.class = cfg.class;
-            p.rank = rank(cfg.priority, f.size, seg, cfg.mss);
+            let payload = if seg + 1 == f.nsegs { f.last_payload } else { cfg.mss };
+            let mut p = segment_packet(cfg, f, PktKind::Data, slot, gen, seg, payload, ctx.now);
             p.ect = matches!(cfg.cc, CongestionControl::Dctcp { .. });
-            p.hash = f.hash;
             let src = f.src;
             ctx.send(src, p);
         }
@@ -544,6 +531,20 @@ impl Tcp {
             f.rto_timer.set(ctx, at, slot, gen, TimerKind::Retransmit);
         }
     }
+}
+
+/// A sender packet for segment `seg` (data, or a 1-byte probe) carrying `payload` bytes.
+#[allow(clippy::too_many_arguments)]
+fn segment_packet(cfg: &TcpConfig, f: &Flow, kind: PktKind, slot: FlowSlot, gen: u32, seg: u32, payload: u32, now: Time) -> Packet {
+    let mut p = Packet::new(kind, slot, gen, f.src, f.dst);
+    p.payload = payload;
+    p.size = payload + cfg.header;
+    p.seq = seg;
+    p.ts = now;
+    p.class = cfg.class;
+    p.rank = rank(cfg.priority, f.size, seg, cfg.mss);
+    p.hash = f.hash;
+    p
 }
 
 /// The priority number of segment `seg` of a flow of `size` bytes.
