@@ -103,6 +103,8 @@ def _reproduce(argv: List[str]) -> int:
     ap.add_argument("--scale", choices=["small", "full"], default="small", help="small: minutes (CI); full: the paper's grid")
     ap.add_argument("--out", help="default: results/reproduce-<paper>-<scale>")
     ap.add_argument("--flows", type=int, help="flows per point (overrides the scale's)")
+    ap.add_argument("--parts", default="main,deadlines,queues",
+                    help="comma-separated: main (Figs. 7-9), deadlines (Figs. 10-11), queues (Fig. 23)")
     ap.add_argument("--workers", type=int)
     ap.add_argument("--backend", choices=["local", "dask"], default="local")
     ap.add_argument("--scheduler")
@@ -110,7 +112,13 @@ def _reproduce(argv: List[str]) -> int:
     from . import reproduce
 
     out = a.out or f"results/reproduce-{a.paper}-{a.scale}"
-    reproduce.pfabric(out, scale=a.scale, workers=a.workers, backend=a.backend, scheduler=a.scheduler, flows=a.flows)
+    parts = [p.strip() for p in a.parts.split(",") if p.strip()]
+    bad = sorted(set(parts) - set(reproduce.PARTS))
+    if bad:
+        print(f"tailsim reproduce: --parts: unknown {', '.join(bad)}; expected some of {', '.join(reproduce.PARTS)}", file=sys.stderr)
+        return 2
+    reproduce.pfabric(out, scale=a.scale, workers=a.workers, backend=a.backend, scheduler=a.scheduler, flows=a.flows,
+                      parts=parts)
     print((Path(out) / "targets.md").read_text())
     print(f"figures and data: {out}")
     return 0

@@ -109,6 +109,9 @@ def normalized_fct_vs_load(
     path=None,
     title: Optional[str] = None,
     bands: Optional[Mapping[str, Tuple[Sequence[float], Sequence[float], Sequence[float], str]]] = None,
+    xlabel: str = "load",
+    ylabel: str = "normalized FCT",
+    xlog: bool = False,
 ):
     """pFabric-style panels: normalized FCT (mean slowdown or its 99th percentile) per size bucket against
     load, one line per value of ``series``. ``summary`` is a sweep's summary table (or a SweepResult).
@@ -132,9 +135,11 @@ def normalized_fct_vs_load(
         vals = vals[np.isfinite(vals) & (vals > 0)]
         if len(vals) and vals.max() / vals.min() > 20:
             ax.set_yscale("log")  # one scheme far above the others would flatten them
+        if xlog:
+            ax.set_xscale("log")
         ax.set_title(name, fontsize=10)
-        ax.set_xlabel("load")
-        ax.set_ylabel("normalized FCT")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
     if title:

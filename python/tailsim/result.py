@@ -63,6 +63,12 @@ class Result:
         return pd.DataFrame(self.summary["buckets"]).set_index("bucket")
 
     @property
+    def deadlines(self) -> Optional[dict]:
+        """Deadline workloads: flows with a deadline, how many met it, ``application_throughput`` (their
+        fraction) and ``other_slowdown_mean`` (mean slowdown of the flows without one); else None."""
+        return self.summary.get("deadlines")
+
+    @property
     def config(self) -> dict:
         return self.summary["config"]
 

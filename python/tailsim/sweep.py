@@ -217,6 +217,9 @@ def _combine(out: Path, specs: list) -> None:
             f[k] = v
         flows.append(f)
         b = r.buckets.reset_index()
+        # Deadline metrics are per run; repeat them on every bucket row so one table holds everything.
+        for k, v in (r.deadlines or {}).items():
+            b[f"deadline_{k}" if not k.startswith(("application", "other")) else k] = v
         for k, v in tag.items():
             b[k] = v
         buckets.append(b)

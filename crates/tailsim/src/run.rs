@@ -2,7 +2,7 @@
 
 use crate::config::{Experiment, OutputFormat};
 use crate::metrics::output::{write_atomic, write_csv, write_parquet, Column};
-use crate::metrics::{summarize, BucketStats};
+use crate::metrics::{deadline_stats, summarize, BucketStats, DeadlineStats};
 use crate::sim::{Progress, StopReason};
 use serde::Serialize;
 use std::io;
@@ -39,6 +39,9 @@ pub struct Summary {
     pub flows_finished: u64,
     pub packets: PacketCounts,
     pub buckets: Vec<BucketStats>,
+    /// Deadline workloads only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadlines: Option<DeadlineStats>,
     pub config: serde_json::Value,
 }
 
@@ -98,6 +101,7 @@ impl Experiment {
                 ecn_marked: sum(|s| s.ecn_marks),
             },
             buckets: summarize(&w.records, &self.buckets, self.warmup),
+            deadlines: deadline_stats(&w.records, self.warmup),
             config: serde_json::to_value(&self.resolved).unwrap_or(serde_json::Value::Null),
         }
     }
@@ -121,6 +125,7 @@ impl Experiment {
             Column::F64("ideal_fct_us", fl(&|x| x.ideal.micros())),
             Column::F64("slowdown", fl(&|x| x.slowdown().unwrap_or(f64::NAN))),
             Column::Bool("finished", r.iter().map(|x| x.end.is_some()).collect()),
+            Column::F64("deadline_us", fl(&|x| x.deadline.map_or(f64::NAN, |d| d.micros()))),
             Column::I64("retransmits", ps(&|x| x.retransmits as i64)),
             Column::I64("timeouts", ps(&|x| x.timeouts as i64)),
         ]

@@ -237,10 +237,23 @@ impl World {
             self.ev.schedule(t.max(self.now), Event::Arrival(i as u32));
         }
         let first = self.records.len();
-        for &(src, dst, size) in &self.new_flows {
+        for nf in &self.new_flows {
             let id = self.records.len() as u64;
-            let ideal = ideal_fct(&self.net, src, dst, size, self.framing);
-            self.records.push(FlowRecord { id, src, dst, size, start: self.now, end: None, ideal, retransmits: 0, timeouts: 0 });
+            let ideal = ideal_fct(&self.net, nf.src, nf.dst, nf.size, self.framing);
+            // pFabric §5.4.2: a deadline is at least `min_slack` × the lowest possible FCT.
+            let deadline = nf.deadline.map(|d| d.draw.max(Time((ideal.0 as f64 * d.min_slack).ceil() as u64)));
+            self.records.push(FlowRecord {
+                id,
+                src: nf.src,
+                dst: nf.dst,
+                size: nf.size,
+                start: self.now,
+                end: None,
+                ideal,
+                deadline,
+                retransmits: 0,
+                timeouts: 0,
+            });
         }
         first..self.records.len()
     }
@@ -248,7 +261,8 @@ impl World {
     fn on_arrival(&mut self, i: usize) {
         for k in self.release_flows(i) {
             let r = &self.records[k];
-            let spec = FlowSpec { id: r.id, src: r.src, dst: r.dst, size: r.size, start: r.start };
+            let spec =
+                FlowSpec { id: r.id, src: r.src, dst: r.dst, size: r.size, start: r.start, deadline: r.deadline.map(|d| r.start + d) };
             self.with_transport(|tr, ctx| tr.start_flow(ctx, spec));
         }
     }

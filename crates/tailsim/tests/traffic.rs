@@ -20,7 +20,7 @@ fn realized_load(toml: &str, horizon: Time) -> f64 {
         }
         out.clear();
         g.release(&mut out);
-        for &(s, d, size) in &out {
+        for &NewFlow { src: s, dst: d, size, .. } in &out {
             assert_ne!(s, d);
             wire += (size + size.div_ceil(mss) * hdr) as u128;
         }
@@ -80,7 +80,7 @@ fn permutation_pattern_keeps_each_source_on_one_destination() {
         g.release(&mut out);
     }
     let mut dst_of = std::collections::HashMap::new();
-    for (s, d, _) in out {
+    for NewFlow { src: s, dst: d, .. } in out {
         assert_ne!(s, d);
         assert_eq!(*dst_of.entry(s).or_insert(d), d);
     }

@@ -7,11 +7,9 @@ use crate::engine::Rng;
 use crate::metrics::Framing;
 use crate::net::queue::CLASSES;
 use crate::net::topology::{FatTree, LeafSpine, LinkSpec, SwitchSpec, Tier, TopologySpec};
-use crate::net::{BufferPolicy, LoadBalance, NetParams, Network};
+use crate::net::{BufferPolicy, LoadBalance, NetParams, Network, PFabricParams};
 use crate::sim::{Fault, StopAt, World};
-use crate::traffic::{Generator, Pattern, Sizes};
-use crate::transport::tcp::{CongestionControl, Priority, Tcp, TcpConfig};
-use crate::transport::Transport;
+use crate::traffic::{Deadlines, Generator, Pattern, Sizes};
 use crate::units::{BitsPerSec, NodeId, Time};
 use std::path::Path;
 use std::sync::Arc;
@@ -39,17 +37,17 @@ pub struct Experiment {
     pub resolved: toml::Table,
 }
 
-type R<T> = Result<T, ConfigError>;
+pub(super) type R<T> = Result<T, ConfigError>;
 
-struct Ctx<'a> {
+pub(super) struct Ctx<'a> {
     src: &'a Source,
 }
 
 impl Ctx<'_> {
-    fn err(&self, key: &str, msg: impl Into<String>) -> ConfigError {
+    pub(super) fn err(&self, key: &str, msg: impl Into<String>) -> ConfigError {
         self.src.error(&KeyPath::parse(key), msg)
     }
-    fn need<T: Clone>(&self, v: &Option<T>, key: &str, what: &str) -> R<T> {
+    pub(super) fn need<T: Clone>(&self, v: &Option<T>, key: &str, what: &str) -> R<T> {
         v.clone().ok_or_else(|| self.err(key, format!("missing: expected {what}")))
     }
     fn path(&self, p: &str) -> std::path::PathBuf {
@@ -196,6 +194,17 @@ fn topology_file(path: &Path, default_delay: Time) -> Result<TopologySpec, Strin
     Ok(spec)
 }
 
+/// The number of classes (from class 0) the transport's data packets can use, for default reservations.
+fn classes_in_use(t: &TransportCfg) -> u8 {
+    let base = t.class.unwrap_or(0).saturating_add(1);
+    match &t.class_thresholds {
+        Some(ClassThresholds::Sizes(v)) => v.len().min(255) as u8 + 1,
+        Some(ClassThresholds::Rule(_)) => t.classes.unwrap_or(1),
+        None if t.priority.as_deref() == Some("deadline") => base + 1,
+        None => base,
+    }
+}
+
 /// A switch by its exact name, else a host by number ("3" or "h3").
 fn node_by_name(spec: &TopologySpec, name: &str) -> Option<NodeId> {
     if let Some(i) = spec.switches.iter().position(|s| s.name == name) {
@@ -239,6 +248,31 @@ fn sizes(c: &Ctx, w: &WorkloadCfg, key: &str) -> R<Sizes> {
     }
 }
 
+/// pFabric's deadline workload keys of a Poisson generator.
+fn deadlines(c: &Ctx, w: &WorkloadCfg, key: &str, seed: u64, i: usize) -> R<Option<Deadlines>> {
+    let Some(mean) = w.deadline_mean else {
+        for (k, set) in [("deadline_below", w.deadline_below.is_some()), ("deadline_min_slack", w.deadline_min_slack.is_some())] {
+            if set {
+                return Err(c.err(&format!("{key}.{k}"), "applies only with `deadline_mean`"));
+            }
+        }
+        return Ok(None);
+    };
+    if mean.0 == Time::ZERO {
+        return Err(c.err(&format!("{key}.deadline_mean"), "must be positive"));
+    }
+    let min_slack = w.deadline_min_slack.unwrap_or(1.25);
+    if !(min_slack >= 1.0 && min_slack.is_finite()) {
+        return Err(c.err(&format!("{key}.deadline_min_slack"), format!("must be at least 1 (a multiple of the ideal FCT), found {min_slack}")));
+    }
+    Ok(Some(Deadlines {
+        mean: mean.0,
+        below: w.deadline_below.map_or(200_000, |s| s.0),
+        min_slack,
+        rng: Rng::new(seed, "workload-deadlines", i as u64),
+    }))
+}
+
 fn generator(c: &Ctx, w: &WorkloadCfg, i: usize, seed: u64, hosts: u32, host_rate: BitsPerSec, fr: Framing) -> R<Generator> {
     let key = format!("workload[{i}]");
     let k = |f: &str| format!("{key}.{f}");
@@ -258,9 +292,15 @@ fn generator(c: &Ctx, w: &WorkloadCfg, i: usize, seed: u64, hosts: u32, host_rat
         ("interval", w.interval.is_some()),
         ("count", w.count.is_some()),
         ("path", w.path.is_some()),
+        ("deadline_mean", w.deadline_mean.is_some()),
+        ("deadline_below", w.deadline_below.is_some()),
+        ("deadline_min_slack", w.deadline_min_slack.is_some()),
     ];
     let allowed: &[&str] = match kind.as_str() {
-        "poisson" => &["cdf", "cdf_interp", "cdf_unit_bytes", "size", "load", "pattern", "flows", "start", "until"],
+        "poisson" => &[
+            "cdf", "cdf_interp", "cdf_unit_bytes", "size", "load", "pattern", "flows", "start", "until", "deadline_mean",
+            "deadline_below", "deadline_min_slack",
+        ],
         "incast" => &["cdf", "cdf_interp", "cdf_unit_bytes", "size", "senders", "dst", "interval", "count", "start"],
         "permutation" => &["size", "start"],
         "trace" => &["path", "start"],
@@ -292,6 +332,7 @@ fn generator(c: &Ctx, w: &WorkloadCfg, i: usize, seed: u64, hosts: u32, host_rat
                 "permutation" => Pattern::Permutation(Generator::derangement(hosts, &mut Rng::new(seed, "workload-permutation", i as u64))),
                 o => return Err(c.err(&k("pattern"), format!("expected \"all-to-all\" or \"permutation\", found \"{o}\""))),
             };
+            let deadlines = deadlines(c, w, &key, seed, i)?;
             let mut gap_rng = Rng::new(seed, "workload-gaps", i as u64);
             let mean_gap_ps = 1.0 / (per_host_per_ps * hosts as f64);
             let first = start.0 as f64 + gap_rng.exp(mean_gap_ps);
@@ -306,6 +347,7 @@ fn generator(c: &Ctx, w: &WorkloadCfg, i: usize, seed: u64, hosts: u32, host_rat
                 gap_rng,
                 size_rng: Rng::new(seed, "workload-sizes", i as u64),
                 pair_rng: Rng::new(seed, "workload-pairs", i as u64),
+                deadlines,
             })
         }
         "incast" => {
@@ -357,108 +399,6 @@ fn generator(c: &Ctx, w: &WorkloadCfg, i: usize, seed: u64, hosts: u32, host_rat
         }
         o => Err(c.err(&k("kind"), format!("unknown kind \"{o}\"; expected \"poisson\", \"incast\", \"permutation\" or \"trace\""))),
     }
-}
-
-fn transport(c: &Ctx, t: &TransportCfg, fr: Framing, ack: u32, port_buffer: Option<u64>) -> R<Transport> {
-    let kind = t.kind.clone().unwrap_or_else(|| "tcp".into());
-    let pfabric = kind == "pfabric";
-    let cc = match kind.as_str() {
-        // "ideal" runs no packets (flow-level SRPT, see ideal.rs); the TCP state is never used.
-        "tcp" | "pfabric" | "ideal" => CongestionControl::NewReno,
-        "dctcp" => {
-            let g = t.dctcp_g.unwrap_or(1.0 / 16.0);
-            let a = t.dctcp_alpha_init.unwrap_or(1.0);
-            if !(g > 0.0 && g <= 1.0) {
-                return Err(c.err("transport.dctcp_g", format!("must be in (0, 1], found {g}")));
-            }
-            if !(0.0..=1.0).contains(&a) {
-                return Err(c.err("transport.dctcp_alpha_init", format!("must be in [0, 1], found {a}")));
-            }
-            CongestionControl::Dctcp { g, alpha_init: a }
-        }
-        o => return Err(c.err("transport.kind", format!("unknown transport \"{o}\"; expected \"tcp\", \"dctcp\", \"pfabric\" or \"ideal\""))),
-    };
-    let class = t.class.unwrap_or(0);
-    if class as usize >= CLASSES {
-        return Err(c.err("transport.class", format!("must be 0–7, found {class}")));
-    }
-    if !matches!(cc, CongestionControl::Dctcp { .. }) {
-        for (k, set) in [("dctcp_g", t.dctcp_g.is_some()), ("dctcp_alpha_init", t.dctcp_alpha_init.is_some())] {
-            if set {
-                return Err(c.err(&format!("transport.{k}"), format!("does not apply to kind \"{kind}\"")));
-            }
-        }
-    }
-    // pFabric's minimal rate control (Table 1 and §4.2 of the paper; docs/pfabric.md): initial window = BDP
-    // (12 packets), timeouts only, a fixed 45 us RTO, probe mode after 5 consecutive timeouts, cwnd capped
-    // at the port buffer in packets minus one, remaining-size priorities.
-    let priority = match t.priority.as_deref().unwrap_or(if pfabric { "remaining" } else { "none" }) {
-        "none" => Priority::None,
-        "remaining" => Priority::Remaining,
-        "bytes-sent" => Priority::BytesSent,
-        "flow-size" => Priority::FlowSize,
-        o => return Err(c.err("transport.priority", format!("expected \"none\", \"remaining\", \"bytes-sent\" or \"flow-size\", found \"{o}\""))),
-    };
-    let fixed_rto = t.rto.map(|d| d.0).or(pfabric.then_some(Time::us(45)));
-    if fixed_rto == Some(Time::ZERO) {
-        return Err(c.err("transport.rto", "must be positive"));
-    }
-    let probe_after = match t.probe_after.unwrap_or(if pfabric { 5 } else { 0 }) {
-        0 => None,
-        n => Some(n),
-    };
-    let max_cwnd = t.max_cwnd.or_else(|| {
-        let pkt = fr.mss + fr.header;
-        port_buffer.filter(|_| pfabric).map(|b| ((b / pkt) as u32).saturating_sub(1).max(1))
-    });
-    if max_cwnd == Some(0) {
-        return Err(c.err("transport.max_cwnd", "must be at least 1 segment"));
-    }
-    let init_cwnd = t.init_cwnd.unwrap_or(if pfabric { 12 } else { 10 });
-    if init_cwnd == 0 {
-        return Err(c.err("transport.init_cwnd", "must be at least 1 segment"));
-    }
-    let min_rto = t.min_rto.map_or(Time::us(200), |d| d.0);
-    let max_rto = t.max_rto.map_or(Time::ms(1000), |d| d.0);
-    if min_rto == Time::ZERO {
-        return Err(c.err("transport.min_rto", "must be positive"));
-    }
-    if max_rto < min_rto {
-        return Err(c.err("transport.max_rto", format!("must be at least min_rto ({min_rto})")));
-    }
-    let init_rto = t.init_rto.map_or(min_rto, |d| d.0);
-    if init_rto == Time::ZERO {
-        return Err(c.err("transport.init_rto", "must be positive"));
-    }
-    let dupthresh = t.dupthresh.unwrap_or(3);
-    if dupthresh == 0 {
-        return Err(c.err("transport.dupthresh", "must be at least 1"));
-    }
-    let delayed_ack = t.delayed_ack.unwrap_or(1);
-    if delayed_ack == 0 {
-        return Err(c.err("transport.delayed_ack", "segments per ACK must be at least 1"));
-    }
-    Ok(Transport::Tcp(Tcp::new(TcpConfig {
-        mss: fr.mss as u32,
-        header: fr.header as u32,
-        ack_size: ack,
-        init_cwnd,
-        min_rto,
-        max_rto,
-        init_rto,
-        dupthresh,
-        delayed_ack,
-        delayed_ack_timeout: t.delayed_ack_timeout.map_or(Time::us(40), |d| d.0),
-        sack: t.sack.unwrap_or(true),
-        cc,
-        class,
-        priority,
-        fast_retransmit: t.fast_retransmit.unwrap_or(!pfabric),
-        fixed_rto,
-        probe_after,
-        max_cwnd,
-        ssthresh_from_cwnd: pfabric,
-    })))
 }
 
 pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Experiment> {
@@ -515,13 +455,42 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
             if sw.ecn_threshold.is_some() {
                 return Err(c.err("switch.ecn_threshold", "pFabric queues do not mark ECN"));
             }
-            Some(!sw.starvation_prevention.unwrap_or(true))
+            let classes = sw.pfabric_queues.unwrap_or(1);
+            if !(1..=CLASSES as u8).contains(&classes) {
+                return Err(c.err("switch.pfabric_queues", format!("must be 1–8, found {classes}")));
+            }
+            Some(PFabricParams { strict: !sw.starvation_prevention.unwrap_or(true), classes })
         }
         o => return Err(c.err("switch.queue", format!("expected \"fifo\" or \"pfabric\", found \"{o}\""))),
     };
-    if pfabric_queue.is_none() && sw.starvation_prevention.is_some() {
-        return Err(c.err("switch.starvation_prevention", "applies only to queue = \"pfabric\""));
+    if pfabric_queue.is_none() {
+        for (k, set) in [("starvation_prevention", sw.starvation_prevention.is_some()), ("pfabric_queues", sw.pfabric_queues.is_some())] {
+            if set {
+                return Err(c.err(&format!("switch.{k}"), "applies only to queue = \"pfabric\""));
+            }
+        }
     }
+    // Per-class reservations in per-port buffers, NICs included (pFabric §6).
+    let class_reserve = match (sw.class_reserve, buffer) {
+        (None, _) => {
+            if sw.reserved_classes.is_some() {
+                return Err(c.err("switch.reserved_classes", "applies only with `class_reserve`"));
+            }
+            None
+        }
+        (Some(_), _) if pfabric_queue.is_some() => return Err(c.err("switch.class_reserve", "applies only to queue = \"fifo\"")),
+        (Some(r), BufferPolicy::PerPort(total)) => {
+            let classes = sw.reserved_classes.unwrap_or_else(|| classes_in_use(&cfg.transport));
+            if !(1..=CLASSES as u8).contains(&classes) {
+                return Err(c.err("switch.reserved_classes", format!("must be 1–8, found {classes}")));
+            }
+            if r.0 * classes as u64 > total {
+                return Err(c.err("switch.class_reserve", format!("{classes} × {} B reserved exceeds the {total} B port buffer", r.0)));
+            }
+            Some((r.0, classes))
+        }
+        (Some(_), _) => return Err(c.err("switch.class_reserve", "needs a per-port `buffer` of finite size")),
+    };
     let lb = match cfg.routing.load_balance.as_deref().unwrap_or("ecmp") {
         "ecmp" => LoadBalance::Ecmp,
         "spray" => LoadBalance::Spray,
@@ -536,6 +505,9 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
             let key = if h.nic_buffer.is_some() { "host.nic_buffer" } else { "switch.buffer" };
             return Err(c.err(key, format!("{b} B cannot hold one full packet ({} B)", fr.mss + fr.header)));
         }
+        if let Some((r, k)) = class_reserve.filter(|&(r, k)| r * k as u64 > b) {
+            return Err(c.err("host.nic_buffer", format!("{b} B cannot hold the {k} × {r} B reserved by switch.class_reserve")));
+        }
     }
     let prm = NetParams {
         host_tx_delay: h.tx_delay.map_or(Time::ZERO, |d| d.0),
@@ -545,6 +517,7 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         ecn_k,
         lb,
         pfabric: pfabric_queue,
+        class_reserve,
         wire_overhead: fr.wire_overhead as u32,
         seed: cfg.seed,
     };
@@ -588,7 +561,12 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         }
         faults.push(Fault { at: f.at.0, a, b, up, corrupt: f.corrupt });
     }
-    let transport = transport(&c, &cfg.transport, fr, ack, per_port)?;
+    // Thresholds derived from the workload use the first Poisson workload with a size distribution.
+    let dist = generators.iter().zip(&cfg.workload).find_map(|(g, w)| match g {
+        Generator::Poisson { sizes: Sizes::Cdf(cdf), .. } => Some((cdf.as_ref(), w.load.unwrap_or(0.0))),
+        _ => None,
+    });
+    let transport = super::transport::transport(&c, &cfg.transport, fr, ack, per_port, host_rate, dist)?;
     let o = &cfg.output;
     let format = match o.format.as_deref().unwrap_or("parquet") {
         "parquet" => OutputFormat::Parquet,

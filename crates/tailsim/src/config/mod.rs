@@ -4,6 +4,7 @@
 mod build;
 mod presets;
 pub mod schema;
+mod transport;
 pub mod units;
 
 pub use build::{build, Experiment, OutputFormat};

@@ -86,6 +86,30 @@ impl<'de> Deserialize<'de> for EcnThreshold {
     }
 }
 
+/// Class thresholds: explicit sizes, or a rule that derives them from the workload.
+#[derive(Debug, Clone)]
+pub enum ClassThresholds {
+    Sizes(Vec<Size>),
+    Rule(String),
+}
+
+impl<'de> Deserialize<'de> for ClassThresholds {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let v = toml::Value::deserialize(d)?;
+        let expected = "expected a list of increasing sizes such as [\"100KB\", \"1MB\"], or \"optimal\" or \"equal-count\"";
+        match v {
+            toml::Value::Array(a) => a
+                .into_iter()
+                .map(|x| Size::deserialize(x).map_err(|e| D::Error::custom(format!("{}; {expected}", e.message().trim()))))
+                .collect::<Result<Vec<_>, _>>()
+                .map(ClassThresholds::Sizes),
+            toml::Value::String(s) => Ok(ClassThresholds::Rule(s)),
+            other => Err(D::Error::custom(format!("found {}; {expected}", other.type_str()))),
+        }
+    }
+}
+
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchCfg {
@@ -102,6 +126,12 @@ pub struct SwitchCfg {
     /// pFabric: send the earliest packet of the most urgent flow (true, default) or strictly the most
     /// urgent packet (false: the paper's ablation).
     pub starvation_prevention: Option<bool>,
+    /// pFabric: buffers per port served by strict priority, each of `buffer` bytes (2 for pFabric-EDF).
+    pub pfabric_queues: Option<u8>,
+    /// FIFO, per-port buffers: bytes of the port buffer reserved for each class in use (pFabric §6: 15KB).
+    pub class_reserve: Option<Size>,
+    /// How many classes get `class_reserve` (default: the classes the transport uses).
+    pub reserved_classes: Option<u8>,
     /// Forwarding latency of every switch (for `kind = "htsim"` it overrides the file's per-tier latency; a
     /// topology file's per-switch `delay` wins over it).
     pub delay: Option<Duration>,
@@ -139,8 +169,15 @@ pub struct TransportCfg {
     pub dctcp_g: Option<f64>,
     pub dctcp_alpha_init: Option<f64>,
     pub class: Option<u8>,
-    /// Packet priority numbers for pFabric queues: "none", "remaining", "bytes-sent", "flow-size".
+    /// Packet priority numbers for pFabric queues: "none", "remaining", "bytes-sent", "flow-size", "deadline".
     pub priority: Option<String>,
+    /// Data packets' class by flow-size thresholds (pFabric §6): sizes, "optimal" (M/G/1 model) or
+    /// "equal-count".
+    pub class_thresholds: Option<ClassThresholds>,
+    /// Number of classes for "optimal" / "equal-count" thresholds.
+    pub classes: Option<u8>,
+    /// What the thresholds compare: "flow-size" (default) or "bytes-sent".
+    pub class_by: Option<String>,
     /// Duplicate-ACK/SACK loss detection (false: timeouts only).
     pub fast_retransmit: Option<bool>,
     /// A fixed retransmission timeout (no RTT estimation, no backoff).
@@ -171,6 +208,12 @@ pub struct WorkloadCfg {
     pub interval: Option<Duration>,
     pub count: Option<u64>,
     pub path: Option<String>,
+    /// Poisson: mean of the exponential deadlines given to flows smaller than `deadline_below`.
+    pub deadline_mean: Option<Duration>,
+    /// Flows smaller than this get deadlines (default 200KB).
+    pub deadline_below: Option<Size>,
+    /// A deadline is at least this multiple of the flow's ideal FCT (default 1.25).
+    pub deadline_min_slack: Option<f64>,
 }
 
 #[derive(Deserialize, Debug, Clone)]

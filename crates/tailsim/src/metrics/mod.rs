@@ -17,6 +17,8 @@ pub struct FlowRecord {
     /// When the receiver held the last byte.
     pub end: Option<Time>,
     pub ideal: Time,
+    /// Relative deadline (deadline workloads), measured from `start`.
+    pub deadline: Option<Time>,
     pub retransmits: u32,
     pub timeouts: u32,
 }
@@ -27,6 +29,10 @@ impl FlowRecord {
     }
     pub fn slowdown(&self) -> Option<f64> {
         self.fct().map(|f| f.0 as f64 / self.ideal.0 as f64)
+    }
+    /// For a flow with a deadline: whether it completed by it (an unfinished flow has missed it).
+    pub fn met_deadline(&self) -> Option<bool> {
+        self.deadline.map(|d| self.fct().is_some_and(|f| f <= d))
     }
 }
 
@@ -147,6 +153,35 @@ pub fn summarize(records: &[FlowRecord], edges: &[u64], warmup: Time) -> Vec<Buc
         });
     }
     out
+}
+
+/// pFabric's deadline metrics (§5.4.2): application throughput — the fraction of flows with a deadline that
+/// met it (an unfinished flow has missed it) — and the mean slowdown of the flows without one.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeadlineStats {
+    pub flows: usize,
+    pub met: usize,
+    pub application_throughput: f64,
+    pub other_flows: usize,
+    pub other_slowdown_mean: f64,
+}
+
+/// Deadline metrics over flows starting at or after `warmup`; None when no flow has a deadline.
+pub fn deadline_stats(records: &[FlowRecord], warmup: Time) -> Option<DeadlineStats> {
+    let sel = || records.iter().filter(|r| r.start >= warmup);
+    let flows = sel().filter(|r| r.deadline.is_some()).count();
+    if flows == 0 {
+        return None;
+    }
+    let met = sel().filter(|r| r.met_deadline() == Some(true)).count();
+    let other: Vec<f64> = sel().filter(|r| r.deadline.is_none()).filter_map(|r| r.slowdown()).collect();
+    Some(DeadlineStats {
+        flows,
+        met,
+        application_throughput: met as f64 / flows as f64,
+        other_flows: sel().filter(|r| r.deadline.is_none()).count(),
+        other_slowdown_mean: if other.is_empty() { f64::NAN } else { other.iter().sum::<f64>() / other.len() as f64 },
+    })
 }
 
 #[cfg(test)]

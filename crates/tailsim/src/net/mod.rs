@@ -184,10 +184,16 @@ impl Network {
         // Bytes that leave the buffer to make room (pFabric evicts lower-priority packets).
         let mut evicted_bytes = 0u64;
         if let QueueDisc::PrioFifo(q) = &mut pt.queue {
-            let admit = match (pt.limit, policy) {
-                (Some(lim), _) => pt.bytes + size <= lim,
-                (None, BufferPolicy::Unlimited) => true,
-                (None, BufferPolicy::PerPort(lim)) => pt.bytes + size <= lim,
+            let cap = match (pt.limit, policy) {
+                (Some(lim), _) | (None, BufferPolicy::PerPort(lim)) => Some(lim),
+                _ => None,
+            };
+            let admit = match (cap, policy) {
+                (Some(total), _) => match pt.class_reserve {
+                    Some((reserve, classes)) => q.admits_reserved(class, size, total, reserve, classes as usize),
+                    None => pt.bytes + size <= total,
+                },
+                (None, BufferPolicy::Unlimited | BufferPolicy::PerPort(_)) => true,
                 (None, BufferPolicy::Shared { total, alpha }) => {
                     used + size <= total && (q.class_bytes(class) + size) as f64 <= alpha * (total - used) as f64
                 }
@@ -375,12 +381,14 @@ use LoadBalance as Lb;
 /// it evicts, and return the evicted bytes (None when `id` itself was dropped).
 #[inline(never)]
 fn admit_pfabric(pt: &mut Port, pk: &mut Packets, id: PktId, policy: BufferPolicy) -> Option<u64> {
-    let QueueDisc::PFabric(q) = &mut pt.queue else { unreachable!("called for pFabric ports") };
+    let QueueDisc::PFabric(subs) = &mut pt.queue else { unreachable!("called for pFabric ports") };
     let limit = pt.limit.or(match policy {
         BufferPolicy::PerPort(l) => Some(l),
         _ => None,
     });
-    if !q.admit(id, pt.bytes, limit, pk) {
+    let sub = (pk.get(id).class as usize).min(subs.len() - 1);
+    let q = &mut subs[sub];
+    if !q.admit(id, limit, pk) {
         drop_packet(pt, pk, id, DropReason::Overflow);
         return None;
     }
@@ -390,8 +398,8 @@ fn admit_pfabric(pt: &mut Port, pk: &mut Packets, id: PktId, policy: BufferPolic
         freed += pk.get(v).size as u64;
         drop_packet(pt, pk, v, DropReason::Overflow);
     }
-    if let QueueDisc::PFabric(q) = &mut pt.queue {
-        q.evicted = victims; // keep the capacity
+    if let QueueDisc::PFabric(subs) = &mut pt.queue {
+        subs[sub].evicted = victims; // keep the capacity
     }
     Some(freed)
 }
@@ -417,6 +425,15 @@ fn mix32(mut x: u32) -> u32 {
     x ^ (x >> 16)
 }
 
+/// pFabric port queues.
+#[derive(Clone, Copy, Debug)]
+pub struct PFabricParams {
+    /// Strict priority only: starvation prevention off (the paper's Fig. 16 ablation).
+    pub strict: bool,
+    /// Buffers per port served by strict priority, each with the full per-port limit (2 for pFabric-EDF).
+    pub classes: u8,
+}
+
 /// Parameters of the datapath that apply to every port of a kind.
 #[derive(Clone, Debug)]
 pub struct NetParams {
@@ -427,9 +444,10 @@ pub struct NetParams {
     pub buffer: BufferPolicy,
     pub ecn_k: [u64; CLASSES],
     pub lb: LoadBalance,
-    /// pFabric queues on every port (NICs included) instead of priority FIFOs; `Some(strict)` where
-    /// `strict` turns starvation prevention off.
-    pub pfabric: Option<bool>,
+    /// pFabric queues on every port (NICs included) instead of priority FIFOs.
+    pub pfabric: Option<PFabricParams>,
+    /// Per-port FIFO buffers: (bytes, n) reserves bytes for each of the first n classes (see `Port`).
+    pub class_reserve: Option<(u64, u8)>,
     /// Bytes per packet that take wire time but no buffer space (preamble, inter-frame gap).
     pub wire_overhead: u32,
     pub seed: u64,
@@ -458,11 +476,12 @@ impl Network {
                     up: true,
                     corrupt_p: 0.0,
                     queue: match prm.pfabric {
-                        Some(strict) => QueueDisc::PFabric(PFabricQueue::new(strict)),
+                        Some(pf) => QueueDisc::PFabric((0..pf.classes).map(|_| PFabricQueue::new(pf.strict)).collect()),
                         None => QueueDisc::PrioFifo(PrioFifo::default()),
                     },
                     bytes: 0,
                     limit: if is_sw { None } else { prm.nic_limit },
+                    class_reserve: prm.class_reserve,
                     ecn_k: prm.ecn_k,
                     busy: false,
                     paused: 0,

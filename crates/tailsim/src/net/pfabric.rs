@@ -19,6 +19,8 @@ use crate::units::PktId;
 pub struct PFabricQueue {
     /// Buffered packets in arrival order.
     pkts: Vec<PktId>,
+    /// Their bytes.
+    pub bytes: u64,
     /// Strict priority only (no starvation prevention): the ablation of the paper's Fig. 16.
     pub strict: bool,
     /// Packets evicted by the last `admit` (reused, so admission never allocates once warm).
@@ -36,14 +38,16 @@ impl PFabricQueue {
         PFabricQueue { strict, ..Default::default() }
     }
 
-    /// Offer `id` to a buffer holding `bytes` with room for `limit` (None = unlimited). Returns whether it was
+    /// Offer `id` to the buffer, which has room for `limit` bytes (None = unlimited). Returns whether it was
     /// queued; packets evicted to make room are left in `self.evicted` for the caller to drop.
-    pub fn admit(&mut self, id: PktId, bytes: u64, limit: Option<u64>, pk: &Packets) -> bool {
+    pub fn admit(&mut self, id: PktId, limit: Option<u64>, pk: &Packets) -> bool {
         self.evicted.clear();
         let p = pk.get(id);
         let size = p.size as u64;
+        let bytes = self.bytes;
         if limit.map_or(true, |l| bytes + size <= l) {
             self.pkts.push(id);
+            self.bytes += size;
             return true;
         }
         let limit = limit.unwrap();
@@ -81,6 +85,7 @@ impl PFabricQueue {
             }
         });
         self.pkts.push(id);
+        self.bytes = bytes - freed + size;
         true
     }
 
@@ -98,7 +103,9 @@ impl PFabricQueue {
             let key = flow_key(pk.get(self.pkts[best]));
             best = self.pkts.iter().position(|&q| flow_key(pk.get(q)) == key).expect("the best packet itself");
         }
-        Some(self.pkts.remove(best))
+        let id = self.pkts.remove(best);
+        self.bytes -= pk.get(id).size as u64;
+        Some(id)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = PktId> + '_ {
@@ -121,12 +128,10 @@ mod tests {
     }
 
     fn fill(q: &mut PFabricQueue, pk: &mut Packets, spec: &[(u32, u64)]) -> Vec<PktId> {
-        let mut bytes = 0;
         spec.iter()
             .map(|&(f, r)| {
                 let id = pkt(pk, f, r, 100);
-                assert!(q.admit(id, bytes, Some(300), pk));
-                bytes += 100;
+                assert!(q.admit(id, Some(300), pk));
                 id
             })
             .collect()
@@ -139,17 +144,17 @@ mod tests {
         let ids = fill(&mut q, &mut pk, &[(1, 50), (2, 90), (3, 70)]);
         // More urgent than the worst (90): the worst is evicted.
         let a = pkt(&mut pk, 4, 60, 100);
-        assert!(q.admit(a, 300, Some(300), &pk));
+        assert!(q.admit(a, Some(300), &pk));
         assert_eq!(q.evicted, vec![ids[1]]);
         // Equal to the worst now buffered (70): the newcomer loses the tie.
         let b = pkt(&mut pk, 5, 70, 100);
-        assert!(!q.admit(b, 300, Some(300), &pk));
+        assert!(!q.admit(b, Some(300), &pk));
         assert!(q.evicted.is_empty());
         // Among equal worst ranks the latest-arrived goes.
         let mut q = PFabricQueue::new(false);
         let ids = fill(&mut q, &mut pk, &[(1, 80), (2, 80), (3, 10)]);
         let c = pkt(&mut pk, 4, 20, 100);
-        assert!(q.admit(c, 300, Some(300), &pk));
+        assert!(q.admit(c, Some(300), &pk));
         assert_eq!(q.evicted, vec![ids[1]]);
         assert_eq!(q.iter().collect::<Vec<_>>(), vec![ids[0], ids[2], c]);
     }
@@ -162,11 +167,11 @@ mod tests {
         // 250 B needs 250 B freed from 300 B: evict rank 90 and 80 (200 B) is not enough with 100 + 250 > 300,
         // so it would have to evict rank 10 as well, which is more urgent than 30: rejected, nothing removed.
         let big = pkt(&mut pk, 4, 30, 250);
-        assert!(!q.admit(big, 300, Some(300), &pk));
+        assert!(!q.admit(big, Some(300), &pk));
         assert_eq!(q.iter().count(), 3);
         // 200 B with rank 30: evicting 90 and 80 is enough.
         let mid = pkt(&mut pk, 5, 30, 200);
-        assert!(q.admit(mid, 300, Some(300), &pk));
+        assert!(q.admit(mid, Some(300), &pk));
         assert_eq!(q.evicted, vec![ids[0], ids[2]]);
         assert_eq!(q.iter().collect::<Vec<_>>(), vec![ids[1], mid]);
     }
@@ -176,11 +181,9 @@ mod tests {
         // The paper's Fig. 2 situation: flow A's later packet is its most urgent; its earliest goes first.
         let mut pk = Packets::default();
         let mut q = PFabricQueue::new(false);
-        let mut bytes = 0;
-        let mut push = |q: &mut PFabricQueue, pk: &mut Packets, f, r| {
+        let push = |q: &mut PFabricQueue, pk: &mut Packets, f, r| {
             let id = pkt(pk, f, r, 100);
-            assert!(q.admit(id, bytes, None, pk));
-            bytes += 100;
+            assert!(q.admit(id, None, pk));
             id
         };
         let a6 = push(&mut q, &mut pk, 1, 6);
@@ -200,7 +203,7 @@ mod tests {
         let mut q = PFabricQueue::new(true);
         let ids: Vec<PktId> = [(1, 6), (2, 3), (1, 1), (3, 3)].iter().map(|&(f, r)| pkt(&mut pk, f, r, 100)).collect();
         for &id in &ids {
-            assert!(q.admit(id, 0, None, &pk));
+            assert!(q.admit(id, None, &pk));
         }
         let order: Vec<PktId> = std::iter::from_fn(|| q.pop(&pk)).collect();
         assert_eq!(order, vec![ids[2], ids[1], ids[3], ids[0]]);

@@ -44,6 +44,9 @@ pub struct Port {
     pub bytes: u64,
     /// Per-port byte limit (None = unlimited or governed by the switch's shared buffer).
     pub limit: Option<u64>,
+    /// With a per-port limit: `(reserve, n)` sets `reserve` bytes aside for each of classes 0..n and shares
+    /// the rest first come, first served (pFabric §6's commodity priority queues: 225 KB, 15 KB per queue).
+    pub class_reserve: Option<(u64, u8)>,
     /// ECN threshold K per class in bytes (u64::MAX = no marking).
     pub ecn_k: [u64; CLASSES],
     pub busy: bool,

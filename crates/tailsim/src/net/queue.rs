@@ -45,13 +45,27 @@ impl PrioFifo {
     pub fn iter(&self) -> impl Iterator<Item = PktId> + '_ {
         self.q.iter().flat_map(|q| q.iter().copied())
     }
+
+    /// Admission to a port buffer of `total` bytes of which `reserve` bytes are set aside for each of the
+    /// first `classes` classes and the rest is shared first come, first served (pFabric §6: 225 KB, 15 KB per
+    /// queue). A packet goes into its class's reservation while that has room, else into the shared part.
+    pub fn admits_reserved(&self, class: usize, size: u64, total: u64, reserve: u64, classes: usize) -> bool {
+        let reserved = |c: usize| if c < classes { reserve } else { 0 };
+        let shared_used: u64 = (0..CLASSES).map(|c| self.bytes[c].saturating_sub(reserved(c))).sum();
+        let before = self.bytes[class].saturating_sub(reserved(class));
+        let after = (self.bytes[class] + size).saturating_sub(reserved(class));
+        let shared_cap = total.saturating_sub(reserve * classes as u64);
+        shared_used - before + after <= shared_cap
+    }
 }
 
 /// The queue discipline of a port.
 pub enum QueueDisc {
     PrioFifo(PrioFifo),
-    /// pFabric: one buffer, admission and scheduling by `Packet::rank` (net/pfabric.rs).
-    PFabric(PFabricQueue),
+    /// pFabric: admission and scheduling by `Packet::rank` (net/pfabric.rs), in one buffer or — pFabric-EDF —
+    /// several served by strict priority, each with its own buffer limit. Class c goes into buffer
+    /// min(c, n − 1).
+    PFabric(Vec<PFabricQueue>),
 }
 
 impl QueueDisc {
@@ -59,15 +73,22 @@ impl QueueDisc {
     pub fn pop(&mut self, paused: u8, pk: &Packets) -> Option<PktId> {
         match self {
             QueueDisc::PrioFifo(q) => q.pop(paused, |i| pk.get(i).size),
-            // pFabric has a single class; a pause of class 0 holds it.
-            QueueDisc::PFabric(_) if paused & 1 != 0 => None,
-            QueueDisc::PFabric(q) => q.pop(pk),
+            QueueDisc::PFabric(subs) => {
+                for (c, q) in subs.iter_mut().enumerate() {
+                    if paused & (1 << c) == 0 {
+                        if let Some(id) = q.pop(pk) {
+                            return Some(id);
+                        }
+                    }
+                }
+                None
+            }
         }
     }
     pub fn packets(&self) -> Box<dyn Iterator<Item = PktId> + '_> {
         match self {
             QueueDisc::PrioFifo(q) => Box::new(q.iter()),
-            QueueDisc::PFabric(q) => Box::new(q.iter()),
+            QueueDisc::PFabric(subs) => Box::new(subs.iter().flat_map(|q| q.iter())),
         }
     }
 }

@@ -11,6 +11,10 @@ fn net(buffer: BufferPolicy, ecn_k: u64) -> (Network, PortId) {
 }
 
 fn net_with_overhead(buffer: BufferPolicy, ecn_k: u64, wire_overhead: u32) -> (Network, PortId) {
+    net_full(buffer, ecn_k, wire_overhead, None)
+}
+
+fn net_full(buffer: BufferPolicy, ecn_k: u64, wire_overhead: u32, pfabric: Option<PFabricParams>) -> (Network, PortId) {
     let spec = LeafSpine {
         leaves: 1,
         spines: 1,
@@ -29,7 +33,8 @@ fn net_with_overhead(buffer: BufferPolicy, ecn_k: u64, wire_overhead: u32) -> (N
         buffer,
         ecn_k: [ecn_k; CLASSES],
         lb: LoadBalance::Ecmp,
-        pfabric: None,
+        pfabric,
+        class_reserve: None,
         wire_overhead,
         seed: 1,
     };
@@ -128,4 +133,73 @@ fn wire_overhead_takes_wire_time_but_no_buffer() {
     assert_eq!(n.ports[port.idx()].bytes, 2000);
     // The first packet's serialization ends after 1020 B at 10 Gbps = 816 ns.
     assert_eq!(ev.pop(), Some((Time::ns(816), Event::TxDone(port))));
+}
+
+/// Offer `n` packets of `size` bytes in `class` to `port`; returns how many were admitted.
+fn offer(n: &mut Network, ev: &mut EventQueue, pk: &mut Packets, port: PortId, count: usize, size: u32, class: u8) -> usize {
+    (0..count)
+        .filter(|_| {
+            let id = pkt(pk, size, class);
+            let before = pk.dropped;
+            n.enqueue(Time::ZERO, ev, pk, port, id);
+            pk.dropped == before
+        })
+        .count()
+}
+
+#[test]
+fn reserved_class_buffers_keep_room_for_every_class() {
+    // 10 000 B per port, 2000 B reserved for each of 3 classes: 4000 B shared.
+    let (mut n, port) = net(BufferPolicy::PerPort(10_000), u64::MAX);
+    n.ports[port.idx()].class_reserve = Some((2000, 3));
+    let (mut ev, mut pk) = (EventQueue::new(), Packets::default());
+    // Class 2 floods: 1 packet on the wire, then its 2000 B reservation plus the 4000 B shared part.
+    assert_eq!(offer(&mut n, &mut ev, &mut pk, port, 10, 1000, 2), 7);
+    assert_eq!(n.ports[port.idx()].bytes, 6000);
+    // Class 0 still gets its own reservation, and no more (the shared part is used up).
+    assert_eq!(offer(&mut n, &mut ev, &mut pk, port, 5, 1000, 0), 2);
+    // Class 7 has no reservation and the shared part is full.
+    assert_eq!(offer(&mut n, &mut ev, &mut pk, port, 1, 1000, 7), 0);
+    // Draining class 0 (strict priority) frees only its reservation: class 2 still cannot grow.
+    let q = &mut n.ports[port.idx()].queue;
+    let first = q.pop(0, &pk).unwrap();
+    assert_eq!(pk.get(first).class, 0);
+    n.ports[port.idx()].bytes -= 1000;
+    assert_eq!(offer(&mut n, &mut ev, &mut pk, port, 1, 1000, 2), 0);
+    assert_eq!(offer(&mut n, &mut ev, &mut pk, port, 1, 1000, 0), 1);
+}
+
+#[test]
+fn two_class_pfabric_ports_serve_the_deadline_buffer_first_each_with_its_own_limit() {
+    let pf = Some(PFabricParams { strict: false, classes: 2 });
+    let (mut n, port) = net_full(BufferPolicy::PerPort(3000), u64::MAX, 0, pf);
+    let (mut ev, mut pk) = (EventQueue::new(), Packets::default());
+    let mk = |pk: &mut Packets, flow: u32, class: u8, rank: u64| {
+        let mut p = Packet::new(PktKind::Data, FlowSlot(flow), 0, NodeId(1), NodeId(0));
+        p.size = 1000;
+        p.class = class;
+        p.rank = rank;
+        pk.alloc(p)
+    };
+    let busy = mk(&mut pk, 9, 1, 0);
+    n.enqueue(Time::ZERO, &mut ev, &mut pk, port, busy); // on the wire
+    // Non-deadline buffer: 3 packets fill it; a fourth more urgent one evicts the least urgent.
+    let lo: Vec<PktId> = [50, 60, 70].iter().map(|&r| mk(&mut pk, 1, 1, r)).collect();
+    for &id in &lo {
+        n.enqueue(Time::ZERO, &mut ev, &mut pk, port, id);
+    }
+    let urgent_lo = mk(&mut pk, 2, 1, 5);
+    n.enqueue(Time::ZERO, &mut ev, &mut pk, port, urgent_lo);
+    assert_eq!(pk.dropped, 1);
+    // The deadline buffer has its own 3000 B, even with a larger priority number than anything below.
+    let dl: Vec<PktId> = [900, 800, 700].iter().map(|&r| mk(&mut pk, 3 + r as u32, 0, r)).collect();
+    for &id in &dl {
+        n.enqueue(Time::ZERO, &mut ev, &mut pk, port, id);
+    }
+    assert_eq!(pk.dropped, 1);
+    assert_eq!(n.ports[port.idx()].bytes, 6000);
+    let q = &mut n.ports[port.idx()].queue;
+    let order: Vec<PktId> = std::iter::from_fn(|| q.pop(0, &pk)).collect();
+    // Deadline buffer by rank (earliest deadline first), then the other buffer: flow 2 (rank 5), then flow 1.
+    assert_eq!(order, vec![dl[2], dl[1], dl[0], urgent_lo, lo[0], lo[1]]);
 }

@@ -58,6 +58,7 @@ pub enum Generator {
         gap_rng: Rng,
         size_rng: Rng,
         pair_rng: Rng,
+        deadlines: Option<Deadlines>,
     },
     /// N senders → 1 receiver, `count` times, every `interval`.
     Incast {
@@ -75,8 +76,37 @@ pub enum Generator {
     List { flows: Vec<TraceFlow>, next: usize },
 }
 
-/// A flow a generator releases: (src, dst, size).
-pub type NewFlow = (NodeId, NodeId, u64);
+/// pFabric's deadline workload (§5.4.2): flows smaller than `below` bytes get a deadline drawn from an
+/// exponential distribution of mean `mean`, raised to at least `min_slack` × the flow's ideal FCT (known only
+/// once the path is, so the simulation applies the floor when it records the flow).
+pub struct Deadlines {
+    pub mean: Time,
+    pub below: u64,
+    pub min_slack: f64,
+    pub rng: Rng,
+}
+
+/// A deadline as drawn, before the floor: (exponential draw, minimum multiple of the ideal FCT).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DeadlineDraw {
+    pub draw: Time,
+    pub min_slack: f64,
+}
+
+/// A flow a generator releases.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NewFlow {
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub size: u64,
+    pub deadline: Option<DeadlineDraw>,
+}
+
+impl NewFlow {
+    pub fn new(src: NodeId, dst: NodeId, size: u64) -> NewFlow {
+        NewFlow { src, dst, size, deadline: None }
+    }
+}
 
 impl Generator {
     /// A random derangement of 0..n (no host sends to itself).
@@ -112,7 +142,9 @@ impl Generator {
     /// Release the flows due now into `out` and advance.
     pub fn release(&mut self, out: &mut Vec<NewFlow>) {
         match self {
-            Generator::Poisson { hosts, pattern, sizes, mean_gap_ps, next_at, remaining, gap_rng, size_rng, pair_rng, .. } => {
+            Generator::Poisson {
+                hosts, pattern, sizes, mean_gap_ps, next_at, remaining, gap_rng, size_rng, pair_rng, deadlines, ..
+            } => {
                 let src = pair_rng.below(*hosts);
                 let dst = match pattern {
                     Pattern::AllToAll => {
@@ -121,7 +153,14 @@ impl Generator {
                     }
                     Pattern::Permutation(p) => p[src as usize],
                 };
-                out.push((NodeId(src), NodeId(dst), sizes.draw(size_rng)));
+                let size = sizes.draw(size_rng);
+                // The deadline stream is drawn for every flow, so sizes and deadlines stay paired the same way
+                // whatever the size threshold.
+                let deadline = deadlines.as_mut().and_then(|d| {
+                    let draw = Time(d.rng.exp(d.mean.0 as f64).round() as u64);
+                    (size < d.below).then_some(DeadlineDraw { draw, min_slack: d.min_slack })
+                });
+                out.push(NewFlow { src: NodeId(src), dst: NodeId(dst), size, deadline });
                 if let Some(r) = remaining {
                     *r -= 1;
                 }
@@ -134,7 +173,7 @@ impl Generator {
                 for i in 0..*senders as usize {
                     let j = i + rng.below((others.len() - i) as u32) as usize;
                     others.swap(i, j);
-                    out.push((NodeId(others[i]), NodeId(d), sizes.draw(size_rng)));
+                    out.push(NewFlow::new(NodeId(others[i]), NodeId(d), sizes.draw(size_rng)));
                 }
                 *remaining -= 1;
                 *next_at += *interval;
@@ -142,7 +181,7 @@ impl Generator {
             Generator::List { flows, next } => {
                 let t = flows[*next].start_ps;
                 while let Some(f) = flows.get(*next).filter(|f| f.start_ps == t) {
-                    out.push((NodeId(f.src), NodeId(f.dst), f.size_bytes));
+                    out.push(NewFlow::new(NodeId(f.src), NodeId(f.dst), f.size_bytes));
                     *next += 1;
                 }
             }

@@ -17,6 +17,8 @@ pub struct FlowSpec {
     pub dst: NodeId,
     pub size: u64,
     pub start: Time,
+    /// Absolute deadline, if the flow has one.
+    pub deadline: Option<Time>,
 }
 
 /// What a transport reports about a flow.

@@ -7,7 +7,7 @@
 use super::{Ctx, FlowEvent, FlowSpec, Timer};
 use crate::engine::{Slab, TimerKind};
 use crate::net::packet::{Packet, PktKind, SACK_BLOCKS};
-use crate::units::{FlowSlot, NodeId, PktId, Time};
+use crate::units::{BitsPerSec, FlowSlot, NodeId, PktId, Time};
 
 /// Congestion control on top of the shared loss recovery.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -29,6 +29,40 @@ pub enum Priority {
     BytesSent,
     /// The flow's size, constant for the flow.
     FlowSize,
+    /// pFabric-EDF (§5.4.2): a flow with a deadline sends in the deadline class (its fixed class) with its
+    /// absolute deadline in microseconds as the priority number; other flows send one class lower with their
+    /// remaining size. A packet whose deadline has passed, or can no longer be met at line rate, is demoted
+    /// to the lower class with priority 2^30 (the authors' ns-2 code).
+    Deadline,
+}
+
+/// How data packets choose their strict-priority class (0 = highest).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ClassPolicy {
+    /// Every packet in one class.
+    Fixed(u8),
+    /// pFabric §6's commodity priority queues: class i holds flows of size in (t_{i-1}, t_i] (`by_size`), or
+    /// — PIAS-style, without size knowledge — packets sent after [t_{i-1}, t_i) bytes of their flow.
+    Thresholds { thresholds: Vec<u64>, by_size: bool },
+}
+
+impl ClassPolicy {
+    /// The class of a packet of a flow of `size` bytes preceded by `sent` bytes.
+    #[inline]
+    fn class(&self, size: u64, sent: u64) -> u8 {
+        match self {
+            ClassPolicy::Fixed(c) => *c,
+            ClassPolicy::Thresholds { thresholds, by_size: true } => thresholds.partition_point(|&t| t < size) as u8,
+            ClassPolicy::Thresholds { thresholds, by_size: false } => thresholds.partition_point(|&t| t <= sent) as u8,
+        }
+    }
+    /// The most urgent class in use (ACKs travel in it).
+    fn top(&self) -> u8 {
+        match self {
+            ClassPolicy::Fixed(c) => *c,
+            ClassPolicy::Thresholds { .. } => 0,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -46,9 +80,11 @@ pub struct TcpConfig {
     pub delayed_ack_timeout: Time,
     pub sack: bool,
     pub cc: CongestionControl,
-    /// Strict-priority class of all packets.
-    pub class: u8,
+    /// Strict-priority class of data packets.
+    pub class: ClassPolicy,
     pub priority: Priority,
+    /// Host line rate, to tell whether a deadline can still be met.
+    pub line_rate: BitsPerSec,
     /// Duplicate-ACK / SACK loss detection (off: timeouts only, as pFabric).
     pub fast_retransmit: bool,
     /// A fixed RTO: no RTT estimation, no backoff (pFabric). None = RFC 6298.
@@ -70,6 +106,8 @@ const INFLIGHT: u8 = 8;
 struct Flow {
     id: u64,
     size: u64,
+    /// Absolute deadline (pFabric-EDF priorities).
+    deadline: Option<Time>,
     src: NodeId,
     dst: NodeId,
     hash: u32,
@@ -147,6 +185,7 @@ impl Tcp {
         let flow = Flow {
             id: f.id,
             size: f.size,
+            deadline: f.deadline,
             src: f.src,
             dst: f.dst,
             hash: (f.id as u32).wrapping_mul(0x9E37_79B1) ^ (f.src.0 << 16) ^ f.dst.0,
@@ -297,7 +336,7 @@ impl Tcp {
         a.seq = f.rcv_nxt;
         a.ece = ece;
         a.ts = f.last_ts;
-        a.class = self.cfg.class;
+        a.class = self.cfg.class.top();
         a.rank = 0; // ACKs are the most urgent packets of all (a decision: the paper does not say)
         a.hash = f.hash.rotate_left(16) ^ 0x5555;
         if self.cfg.sack && !f.ooo.is_empty() {
@@ -541,21 +580,27 @@ fn segment_packet(cfg: &TcpConfig, f: &Flow, kind: PktKind, slot: FlowSlot, gen:
     p.size = payload + cfg.header;
     p.seq = seg;
     p.ts = now;
-    p.class = cfg.class;
-    p.rank = rank(cfg.priority, f.size, seg, cfg.mss);
+    (p.class, p.rank) = priority(cfg, f, seg, now);
     p.hash = f.hash;
     p
 }
 
-/// The priority number of segment `seg` of a flow of `size` bytes.
+/// The class and priority number of segment `seg` of flow `f`, sent at `now`.
 #[inline]
-fn rank(p: Priority, size: u64, seg: u32, mss: u32) -> u64 {
-    let sent = seg as u64 * mss as u64;
-    match p {
-        Priority::None => 0,
-        Priority::Remaining => size - sent.min(size),
-        Priority::BytesSent => sent,
-        Priority::FlowSize => size,
+fn priority(cfg: &TcpConfig, f: &Flow, seg: u32, now: Time) -> (u8, u64) {
+    let sent = (seg as u64 * cfg.mss as u64).min(f.size);
+    let remaining = f.size - sent;
+    let class = cfg.class.class(f.size, sent);
+    match cfg.priority {
+        Priority::None => (class, 0),
+        Priority::Remaining => (class, remaining),
+        Priority::BytesSent => (class, sent),
+        Priority::FlowSize => (class, f.size),
+        Priority::Deadline => match f.deadline {
+            Some(d) if now + cfg.line_rate.tx_time(remaining) <= d => (class, d.0 / 1_000_000),
+            Some(_) => (class + 1, 1 << 30),
+            None => (class + 1, remaining),
+        },
     }
 }
 
@@ -638,5 +683,28 @@ mod tests {
         assert_eq!(r, vec![(1, 2), (4, 9)]);
         insert_range(&mut r, 6);
         assert_eq!(r, vec![(1, 2), (4, 9)]);
+    }
+}
+
+#[cfg(test)]
+mod class_tests {
+    use super::ClassPolicy;
+
+    #[test]
+    fn size_thresholds_bound_each_class_from_above() {
+        let p = ClassPolicy::Thresholds { thresholds: vec![100, 1000], by_size: true };
+        // Class i holds sizes in (t_{i-1}, t_i]; every packet of a flow has its flow's class.
+        let classes: Vec<u8> = [1, 100, 101, 1000, 1001, u64::MAX].iter().map(|&s| p.class(s, 0)).collect();
+        assert_eq!(classes, vec![0, 0, 1, 1, 2, 2]);
+        assert_eq!(p.class(50, 40), 0);
+    }
+
+    #[test]
+    fn bytes_sent_thresholds_demote_a_flow_as_it_sends() {
+        let p = ClassPolicy::Thresholds { thresholds: vec![100, 1000], by_size: false };
+        // A packet preceded by [t_{i-1}, t_i) bytes goes in class i, whatever the flow's size.
+        let classes: Vec<u8> = [0, 99, 100, 999, 1000].iter().map(|&sent| p.class(1_000_000, sent)).collect();
+        assert_eq!(classes, vec![0, 0, 1, 1, 2]);
+        assert_eq!(ClassPolicy::Fixed(3).class(5, 0), 3);
     }
 }
