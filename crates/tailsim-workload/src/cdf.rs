@@ -320,7 +320,7 @@ impl SizeCdf {
     /// The distribution as pieces `(probability, lo, hi)` in units: a point
     /// mass when `lo == hi`, else a uniform segment. Zero-probability pieces
     /// are left out.
-    fn pieces(&self) -> impl Iterator<Item = (f64, f64, f64)> + '_ {
+    pub(crate) fn pieces(&self) -> impl Iterator<Item = (f64, f64, f64)> + '_ {
         // Under both rules u <= c_0 gives x_0: a point mass.
         let (x0, c0) = self.points[0];
         let head = (c0, x0, x0);

@@ -1,6 +1,7 @@
 //! Workload inputs for tailsim, with no simulator dependencies: flow-size
-//! distributions ([`SizeCdf`]), flow traces ([`TraceFlow`]) and htsim's
-//! connection-matrix and fat-tree files.
+//! distributions ([`SizeCdf`]), flow traces ([`TraceFlow`]), htsim's
+//! connection-matrix and fat-tree files, and the flow-size thresholds of
+//! pFabric's M/G/1 priority-queue model ([`optimal_thresholds`]).
 //!
 //! Kept separate from the simulator so that these parsers and their data can
 //! be tested, documented and reused (e.g. by scripts that generate traces)
@@ -11,11 +12,13 @@
 pub mod cdf;
 pub mod error;
 pub mod htsim;
+pub mod thresholds;
 pub mod trace;
 
 pub use cdf::{builtins, Builtin, CdfOptions, Interp, SizeCdf};
 pub use error::WorkloadError;
 pub use htsim::{parse_cm, parse_flows, parse_topo, FatTreeShape, HtsimTier, HtsimTopo};
+pub use thresholds::{equal_count_thresholds, mg1_normalized_fct, optimal_thresholds};
 pub use trace::{parse_trace_csv, read_trace, TraceFlow};
 
 /// The 1-based numbers and trimmed text of the lines that carry data: blank
