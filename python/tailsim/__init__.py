@@ -18,10 +18,12 @@ from .builders import (
     Fault,
     Host,
     HtsimTopology,
+    Ideal,
     Incast,
     LeafSpine,
     Output,
     PacketFormat,
+    PFabric,
     Permutation,
     Poisson,
     Preset,
@@ -33,6 +35,7 @@ from .builders import (
     Trace,
 )
 from .result import Result, check, run
+from .thresholds import thresholds
 from .sweep import SweepResult, sweep
 
 load = Result.load
@@ -41,5 +44,5 @@ __all__ = [
     "run", "check", "sweep", "load", "Result", "SweepResult", "ConfigError", "SimulationError", "plots",
     "builtin_cdfs", "Experiment", "Preset", "LeafSpine", "FatTree", "HtsimTopology", "TopologyFile", "Host",
     "Switch", "Routing", "PacketFormat", "Tcp", "Dctcp", "Poisson", "Incast", "Permutation", "Trace", "Fault",
-    "Stop", "Output", "__version__",
+    "Stop", "Output", "PFabric", "Ideal", "thresholds", "__version__",
 ]

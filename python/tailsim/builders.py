@@ -104,6 +104,11 @@ class Switch:
     alpha: Optional[float] = None
     ecn_threshold: Optional[Union[Size, Sequence[Size]]] = None
     delay: Optional[str] = None
+    queue: Optional[str] = None  # "fifo" or "pfabric"
+    starvation_prevention: Optional[bool] = None
+    pfabric_queues: Optional[int] = None  # 2 for pFabric-EDF
+    class_reserve: Optional[Size] = None  # per-class reservation in per-port FIFO buffers
+    reserved_classes: Optional[int] = None
 
     def to_dict(self) -> dict:
         return _dict(self)
@@ -142,6 +147,14 @@ class Tcp:
     delayed_ack_timeout: Optional[str] = None
     sack: Optional[bool] = None
     class_: Optional[int] = None
+    priority: Optional[str] = None  # "none", "remaining", "bytes-sent", "flow-size", "deadline"
+    fast_retransmit: Optional[bool] = None
+    rto: Optional[str] = None
+    probe_after: Optional[int] = None
+    max_cwnd: Optional[int] = None
+    class_thresholds: Optional[Union[str, Sequence[Size]]] = None  # sizes, "optimal" or "equal-count"
+    classes: Optional[int] = None
+    class_by: Optional[str] = None  # "flow-size" or "bytes-sent"
 
     kind = "tcp"
 
@@ -160,6 +173,23 @@ class Dctcp(Tcp):
     kind = "dctcp"
 
 
+@dataclass
+class PFabric(Tcp):
+    """pFabric's minimal rate control (docs/pfabric.md); pair with ``Switch(queue="pfabric", buffer="36KB")``."""
+
+    kind = "pfabric"
+
+
+@dataclass
+class Ideal:
+    """pFabric's flow-level SRPT Ideal on the same arrivals (no packets are simulated)."""
+
+    kind = "ideal"
+
+    def to_dict(self) -> dict:
+        return {"kind": "ideal"}
+
+
 # --- workloads ----------------------------------------------------------------------------------------
 @dataclass
 class Poisson:
@@ -174,6 +204,9 @@ class Poisson:
     pattern: Optional[str] = None  # "all-to-all" or "permutation"
     cdf_interp: Optional[str] = None
     cdf_unit_bytes: Optional[int] = None
+    deadline_mean: Optional[str] = None  # pFabric §5.4.2: exponential deadlines for small flows
+    deadline_below: Optional[Size] = None
+    deadline_min_slack: Optional[float] = None
 
     def to_dict(self) -> dict:
         return _dict(self, {"kind": "poisson"})

@@ -48,3 +48,15 @@ def test_example_script_writes_both_figures(tmp_path):
     for f in ("overall-vs-load.png", "breakdown-vs-load.png"):
         assert (tmp_path / f).stat().st_size > 1000
     assert "slowdown_p99" in r.stdout
+
+
+def test_thresholds_command_and_reproduce_parts_are_checked():
+    r = subprocess.run([*tailsim_cmd(), "thresholds", "--cdf", "websearch", "--load", "0.1", "--classes", "2"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "optimal" in r.stdout and "equal-count" in r.stdout and "class_thresholds = [" in r.stdout
+    r = subprocess.run([*tailsim_cmd(), "thresholds", "--cdf", "nope", "--load", "0.1", "--classes", "2"],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "--cdf" in r.stderr and "nope" in r.stderr
+    r = subprocess.run([*tailsim_cmd(), "reproduce", "pfabric", "--parts", "main,edf"], capture_output=True, text=True)
+    assert r.returncode == 2 and "unknown edf" in r.stderr

@@ -56,6 +56,19 @@ enum Cmd {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
     },
+    /// Priority-class thresholds for a flow-size distribution (pFabric §6): the M/G/1 optimum and the
+    /// equal-count split, with the model's mean normalized FCT for each.
+    Thresholds {
+        /// A built-in CDF name or a CDF file.
+        #[arg(long)]
+        cdf: String,
+        /// Offered load in (0, 1).
+        #[arg(long)]
+        load: f64,
+        /// Number of classes (1–8).
+        #[arg(long)]
+        classes: usize,
+    },
     /// Measure simulator speed on fixed scenarios (events/s, packet-hops/s, wall s per simulated s, memory).
     Bench {
         /// Run only this scenario (see --list).
@@ -89,6 +102,7 @@ pub fn main_with(args: Vec<String>, self_cmd: Vec<String>) -> u8 {
             out!("{}: ok ({} hosts, {} switches, {} links)", config.display(), e.world.net.n_hosts(), e.world.net.switches.len(), e.world.net.ports.len() / 2);
         }).map_err(|e| e.to_string()),
         Cmd::Bench { scenario, list, time, in_process } => bench::main(scenario, list, time, in_process, &self_cmd),
+        Cmd::Thresholds { cdf, load, classes } => thresholds(&cdf, load, classes),
     };
     match res {
         Ok(()) => 0,
@@ -97,6 +111,26 @@ pub fn main_with(args: Vec<String>, self_cmd: Vec<String>) -> u8 {
             1
         }
     }
+}
+
+fn thresholds(name: &str, load: f64, classes: usize) -> Result<(), String> {
+    use tailsim_workload::{equal_count_thresholds, mg1_normalized_fct, optimal_thresholds, SizeCdf};
+    if !(1..=8).contains(&classes) {
+        return Err(format!("--classes must be 1–8, found {classes}"));
+    }
+    let cdf = SizeCdf::builtin(name).or_else(|_| SizeCdf::from_file(std::path::Path::new(name), Default::default())).map_err(|e| {
+        format!("--cdf: \"{name}\" is neither a built-in CDF ({}) nor a readable CDF file: {e}", SizeCdf::builtin_names().join(", "))
+    })?;
+    let opt = optimal_thresholds(&cdf, load, classes).map_err(|e| e.to_string())?;
+    let eq = equal_count_thresholds(&cdf, classes);
+    out!("{name}, load {load}, {classes} classes (M/G/1 model of pFabric §6.1 / Appendix A):");
+    for (label, t) in [("optimal", &opt), ("equal-count", &eq)] {
+        let f: Vec<f64> = t.iter().map(|&x| x as f64).collect();
+        let fct = mg1_normalized_fct(&cdf, load, &f).map_err(|e| e.to_string())?;
+        let list: Vec<String> = t.iter().map(|b| format!("\"{b}B\"")).collect();
+        out!("  {label:<12} class_thresholds = [{}]   model mean normalized FCT {fct:.4}", list.join(", "));
+    }
+    Ok(())
 }
 
 fn run(config: PathBuf, out: Option<PathBuf>, seed: Option<u64>, mut sets: Vec<String>, quiet: bool) -> Result<(), String> {

@@ -159,6 +159,23 @@ fn cdf_mean_bytes(name: &str) -> PyResult<f64> {
     Ok(cdf.mean_bytes())
 }
 
+/// Priority-class thresholds (bytes) for a CDF at a load: "optimal" (M/G/1 model) or "equal-count", and the
+/// model's mean normalized FCT with them.
+#[pyfunction]
+fn class_thresholds(name: &str, load: f64, classes: usize, rule: &str) -> PyResult<(Vec<u64>, f64)> {
+    let cdf = tailsim_workload::SizeCdf::builtin(name)
+        .or_else(|_| tailsim_workload::SizeCdf::from_file(Path::new(name), Default::default()))
+        .map_err(|e| ConfigError::new_err(e.to_string()))?;
+    let t = match rule {
+        "optimal" => tailsim_workload::optimal_thresholds(&cdf, load, classes).map_err(|e| ConfigError::new_err(e.to_string()))?,
+        "equal-count" => tailsim_workload::equal_count_thresholds(&cdf, classes),
+        o => return Err(ConfigError::new_err(format!("rule: expected \"optimal\" or \"equal-count\", found \"{o}\""))),
+    };
+    let f: Vec<f64> = t.iter().map(|&x| x as f64).collect();
+    let fct = tailsim_workload::mg1_normalized_fct(&cdf, load, &f).map_err(|e| ConfigError::new_err(e.to_string()))?;
+    Ok((t, fct))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", m.py().get_type_bound::<ConfigError>())?;
@@ -169,5 +186,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cli, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_cdfs, m)?)?;
     m.add_function(wrap_pyfunction!(cdf_mean_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(class_thresholds, m)?)?;
     Ok(())
 }

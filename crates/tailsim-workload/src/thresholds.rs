@@ -461,18 +461,13 @@ mod tests {
     }
 
     #[test]
-    fn eight_queues_fast_and_deterministic() {
+    fn eight_queues_deterministic() {
         for name in ["websearch", "datamining", "websearch-hpcc"] {
             let c = SizeCdf::builtin(name).unwrap();
             let t = optimal_thresholds(&c, 0.8, 8).unwrap();
             assert!(t.len() == 7 && t.windows(2).all(|w| w[0] < w[1]), "{name}: {t:?}");
-            let start = std::time::Instant::now();
-            for _ in 0..3 {
-                assert_eq!(t, optimal_thresholds(&c, 0.8, 8).unwrap());
-            }
-            // Timing is meaningful only in release builds (`cargo test --release`).
-            let each = start.elapsed() / 3;
-            assert!(cfg!(debug_assertions) || each.as_millis() < 50, "{name}: {each:?}");
+            // Speed (about 6 ms for k = 8) is measured, not asserted: tests are not timing instruments.
+            assert_eq!(t, optimal_thresholds(&c, 0.8, 8).unwrap());
         }
     }
 

@@ -173,8 +173,8 @@ fn class_policy(c: &Ctx, t: &TransportCfg, workload: Option<(&SizeCdf, f64)>) ->
                 return Err(c.err("transport.class_thresholds", format!("\"{rule}\" derives thresholds from a Poisson workload with a `cdf`; there is none")));
             };
             match rule.as_str() {
-                "equal-count" => TEMP_EQ(cdf, k as usize),
-                "optimal" => TEMP_OPT(cdf, load, k as usize)
+                "equal-count" => tailsim_workload::equal_count_thresholds(cdf, k as usize),
+                "optimal" => tailsim_workload::optimal_thresholds(cdf, load, k as usize)
                     .map_err(|e| c.err("transport.class_thresholds", e.to_string()))?,
                 o => return Err(c.err("transport.class_thresholds", format!("expected a list of sizes, \"optimal\" or \"equal-count\", found \"{o}\""))),
             }
@@ -189,7 +189,3 @@ fn class_policy(c: &Ctx, t: &TransportCfg, workload: Option<(&SizeCdf, f64)>) ->
     Ok(ClassPolicy::Thresholds { thresholds, by_size })
 }
 
-#[allow(non_snake_case)]
-fn TEMP_EQ(_: &SizeCdf, _: usize) -> Vec<u64> { vec![] }
-#[allow(non_snake_case)]
-fn TEMP_OPT(_: &SizeCdf, _: f64, _: usize) -> Result<Vec<u64>, String> { Err("todo".into()) }
