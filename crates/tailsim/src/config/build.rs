@@ -415,6 +415,9 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
     if fr.mss == 0 {
         return Err(c.err("packet.mss", "must be at least 1 byte"));
     }
+    let homa = cfg.transport.kind.as_deref() == Some("homa");
+    super::transport::only_kind_keys(&c, &cfg.transport)?;
+    let fr = if homa { super::homa::framing(&c, &cfg.transport, fr)? } else { fr };
     let ack = p.ack.unwrap_or(40);
     if ack == 0 {
         return Err(c.err("packet.ack", "must be at least 1 byte"));
@@ -566,7 +569,11 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         Generator::Poisson { sizes: Sizes::Cdf(cdf), .. } => Some((cdf.as_ref(), w.load.unwrap_or(0.0))),
         _ => None,
     });
-    let transport = super::transport::transport(&c, &cfg.transport, fr, ack, per_port, host_rate, dist)?;
+    let transport = if homa {
+        super::homa::transport(&c, &cfg.transport, fr, ack, &net, dist.map(|d| d.0))?
+    } else {
+        super::transport::transport(&c, &cfg.transport, fr, ack, per_port, host_rate, dist)?
+    };
     let o = &cfg.output;
     let format = match o.format.as_deref().unwrap_or("parquet") {
         "parquet" => OutputFormat::Parquet,

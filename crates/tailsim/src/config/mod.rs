@@ -2,6 +2,7 @@
 //! validated `Experiment`. Every error names the file, the line and the key.
 
 mod build;
+mod homa;
 mod presets;
 pub mod schema;
 mod transport;

@@ -70,19 +70,22 @@ pub enum EcnThreshold {
     PerClass(Vec<Size>),
 }
 
+/// A size, or a list of sizes, with `expected` appended to any error.
+fn size_or_sizes<E: serde::de::Error>(v: toml::Value, expected: &str) -> Result<Result<Size, Vec<Size>>, E> {
+    let size = |x: toml::Value| Size::deserialize(x).map_err(|e| E::custom(format!("{}; {expected}", e.message().trim())));
+    match v {
+        toml::Value::Array(a) => a.into_iter().map(size).collect::<Result<Vec<_>, _>>().map(Err),
+        other => size(other).map(Ok),
+    }
+}
+
 impl<'de> Deserialize<'de> for EcnThreshold {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        let v = toml::Value::deserialize(d)?;
         let expected = "expected a size such as \"22.5KB\" or a list of 8 sizes (one per class)";
-        match v {
-            toml::Value::Array(a) => a
-                .into_iter()
-                .map(|x| Size::deserialize(x).map_err(|e| D::Error::custom(format!("{}; {expected}", e.message().trim()))))
-                .collect::<Result<Vec<_>, _>>()
-                .map(EcnThreshold::PerClass),
-            other => Size::deserialize(other).map(EcnThreshold::All).map_err(|e| D::Error::custom(format!("{}; {expected}", e.message().trim()))),
-        }
+        Ok(match size_or_sizes(toml::Value::deserialize(d)?, expected)? {
+            Ok(k) => EcnThreshold::All(k),
+            Err(v) => EcnThreshold::PerClass(v),
+        })
     }
 }
 
@@ -96,15 +99,10 @@ pub enum ClassThresholds {
 impl<'de> Deserialize<'de> for ClassThresholds {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
-        let v = toml::Value::deserialize(d)?;
         let expected = "expected a list of increasing sizes such as [\"100KB\", \"1MB\"], or \"optimal\" or \"equal-count\"";
-        match v {
-            toml::Value::Array(a) => a
-                .into_iter()
-                .map(|x| Size::deserialize(x).map_err(|e| D::Error::custom(format!("{}; {expected}", e.message().trim()))))
-                .collect::<Result<Vec<_>, _>>()
-                .map(ClassThresholds::Sizes),
+        match toml::Value::deserialize(d)? {
             toml::Value::String(s) => Ok(ClassThresholds::Rule(s)),
+            v @ toml::Value::Array(_) => Ok(ClassThresholds::Sizes(size_or_sizes::<D::Error>(v, expected)?.unwrap_err())),
             other => Err(D::Error::custom(format!("found {}; {expected}", other.type_str()))),
         }
     }
@@ -178,6 +176,22 @@ pub struct TransportCfg {
     pub classes: Option<u8>,
     /// What the thresholds compare: "flow-size" (default) or "bytes-sent".
     pub class_by: Option<String>,
+    /// Homa: bytes of headers in a data packet (Ethernet, IP, UDP, Homa: 76).
+    pub header: Option<u32>,
+    /// Homa: RTTbytes (default: computed from the topology).
+    pub rtt_bytes: Option<Size>,
+    /// Homa: priority levels for unscheduled packets (default: from the workload's unscheduled byte share).
+    pub unscheduled_levels: Option<u8>,
+    /// Homa: explicit unscheduled cutoffs (remaining message sizes), most urgent level first.
+    pub unscheduled_cutoffs: Option<Vec<Size>>,
+    /// Homa: messages a receiver grants to at once (default: the scheduled levels).
+    pub overcommit: Option<u8>,
+    /// Homa: hand the NIC one packet at a time (default true).
+    pub pacer: Option<bool>,
+    /// Homa: grants for a message's last RTTbytes may use unscheduled levels (default true).
+    pub tail_boost: Option<bool>,
+    /// Homa: receiver timeout before RESEND (default 2ms).
+    pub resend_timeout: Option<Duration>,
     /// Duplicate-ACK/SACK loss detection (false: timeouts only).
     pub fast_retransmit: Option<bool>,
     /// A fixed retransmission timeout (no RTT estimation, no backoff).

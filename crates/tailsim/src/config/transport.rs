@@ -37,7 +37,7 @@ pub(super) fn transport(
             }
             CongestionControl::Dctcp { g, alpha_init: a }
         }
-        o => return Err(c.err("transport.kind", format!("unknown transport \"{o}\"; expected \"tcp\", \"dctcp\", \"pfabric\" or \"ideal\""))),
+        o => return Err(c.err("transport.kind", format!("unknown transport \"{o}\"; expected \"tcp\", \"dctcp\", \"pfabric\", \"ideal\" or \"homa\""))),
     };
     let class = class_policy(c, t, workload)?;
     if !matches!(cc, CongestionControl::Dctcp { .. }) {
@@ -189,3 +189,44 @@ fn class_policy(c: &Ctx, t: &TransportCfg, workload: Option<(&SizeCdf, f64)>) ->
     Ok(ClassPolicy::Thresholds { thresholds, by_size })
 }
 
+
+/// Keys of the TCP family and of Homa do not mix: a key set for the other kind is an error, not ignored.
+pub(super) fn only_kind_keys(c: &Ctx, t: &TransportCfg) -> R<()> {
+    let homa = t.kind.as_deref() == Some("homa");
+    let tcp_keys = [
+        ("init_cwnd", t.init_cwnd.is_some()),
+        ("min_rto", t.min_rto.is_some()),
+        ("max_rto", t.max_rto.is_some()),
+        ("init_rto", t.init_rto.is_some()),
+        ("dupthresh", t.dupthresh.is_some()),
+        ("delayed_ack", t.delayed_ack.is_some()),
+        ("delayed_ack_timeout", t.delayed_ack_timeout.is_some()),
+        ("sack", t.sack.is_some()),
+        ("class", t.class.is_some()),
+        ("priority", t.priority.is_some()),
+        ("class_thresholds", t.class_thresholds.is_some()),
+        ("fast_retransmit", t.fast_retransmit.is_some()),
+        ("rto", t.rto.is_some()),
+        ("probe_after", t.probe_after.is_some()),
+        ("max_cwnd", t.max_cwnd.is_some()),
+        ("classes", t.classes.is_some()),
+        ("class_by", t.class_by.is_some()),
+        ("dctcp_g", t.dctcp_g.is_some()),
+        ("dctcp_alpha_init", t.dctcp_alpha_init.is_some()),
+    ];
+    let homa_keys = [
+        ("header", t.header.is_some()),
+        ("rtt_bytes", t.rtt_bytes.is_some()),
+        ("unscheduled_levels", t.unscheduled_levels.is_some()),
+        ("unscheduled_cutoffs", t.unscheduled_cutoffs.is_some()),
+        ("overcommit", t.overcommit.is_some()),
+        ("pacer", t.pacer.is_some()),
+        ("tail_boost", t.tail_boost.is_some()),
+        ("resend_timeout", t.resend_timeout.is_some()),
+    ];
+    let (other, kind) = if homa { (&tcp_keys[..], "homa") } else { (&homa_keys[..], "a TCP-family kind") };
+    match other.iter().find(|(_, set)| *set) {
+        Some((k, _)) => Err(c.err(&format!("transport.{k}"), format!("does not apply to {kind}"))),
+        None => Ok(()),
+    }
+}

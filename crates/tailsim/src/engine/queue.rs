@@ -5,6 +5,10 @@ use crate::units::{FlowSlot, NodeId, PortId, Time};
 pub enum TimerKind {
     Retransmit,
     DelayedAck,
+    /// Homa: a host's NIC has serialized what it was handed (the slot is the host).
+    Pacer,
+    /// Homa: a receiver has waited too long for a message's packets.
+    Resend,
 }
 
 /// Everything that can happen. Events name components by id and carry no heap data, so an event is 16 bytes

@@ -11,6 +11,12 @@ pub enum PktKind {
     Ack,
     /// pFabric's probe: a 1-byte packet a sender in probe mode sends each RTO to learn when to resume.
     Probe,
+    /// Homa: the receiver allows packets below `seq`, to be sent at class `aux`.
+    Grant,
+    /// Homa: the receiver asks for packets [seq, seq + aux) again.
+    Resend,
+    /// Homa: the sender has the message but is sending others first.
+    Busy,
 }
 
 /// Number of SACK blocks an ACK carries (as with the TCP timestamp option, RFC 2018 fits 3).
@@ -37,6 +43,8 @@ pub struct Packet {
     pub ce: bool,
     /// Data: segment number. Ack: cumulative ack (next expected segment).
     pub seq: u32,
+    /// Transport-defined: Homa's message length (data), priority (grant) or packet count (resend).
+    pub aux: u32,
     /// Ack: ECN-echo.
     pub ece: bool,
     /// Ack: SACK blocks [start, end) in segments, most recent first; end == 0 means unused.
@@ -67,6 +75,7 @@ impl Packet {
             ect: false,
             ce: false,
             seq: 0,
+            aux: 0,
             ece: false,
             sack: [(0, 0); SACK_BLOCKS],
             ts: Time::ZERO,

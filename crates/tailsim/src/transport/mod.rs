@@ -2,6 +2,7 @@
 //! protocols, per-host) state, and reacts to three things: a flow starting, a packet reaching one of its
 //! hosts, and one of its timers firing. It acts through [`Ctx`]: send a packet, set a timer, report progress.
 
+pub mod homa;
 pub mod tcp;
 
 use crate::engine::{Event, EventQueue, TimerKind};
@@ -97,28 +98,33 @@ impl Timer {
 /// Every transport tailsim runs.
 pub enum Transport {
     Tcp(tcp::Tcp),
+    Homa(homa::Homa),
 }
 
 impl Transport {
     pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
         match self {
             Transport::Tcp(t) => t.start_flow(ctx, f),
+            Transport::Homa(t) => t.start_flow(ctx, f),
         }
     }
     pub fn on_packet(&mut self, ctx: &mut Ctx, host: NodeId, id: PktId) {
         match self {
             Transport::Tcp(t) => t.on_packet(ctx, host, id),
+            Transport::Homa(t) => t.on_packet(ctx, host, id),
         }
     }
     pub fn on_timer(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32, kind: TimerKind) {
         match self {
             Transport::Tcp(t) => t.on_timer(ctx, slot, gen, kind),
+            Transport::Homa(t) => t.on_timer(ctx, slot, gen, kind),
         }
     }
     /// Flows with live state.
     pub fn active_flows(&self) -> usize {
         match self {
             Transport::Tcp(t) => t.active(),
+            Transport::Homa(t) => t.active(),
         }
     }
 }

@@ -250,6 +250,7 @@ impl Tcp {
                 let ece = f.ce_state;
                 self.send_ack(ctx, p.flow, ece);
             }
+            PktKind::Grant | PktKind::Resend | PktKind::Busy => unreachable!("Homa packets reach only Homa"),
         }
     }
 
@@ -270,6 +271,7 @@ impl Tcp {
                     self.send_ack(ctx, slot, ece);
                 }
             }
+            TimerKind::Pacer | TimerKind::Resend => unreachable!("Homa timers"),
         }
     }
 

@@ -1,0 +1,487 @@
+//! Homa (Montazeri et al., SIGCOMM 2018; Montazeri's thesis, 2019): a receiver-driven message transport.
+//!
+//! - A sender transmits the first RTTbytes of every message at once ("unscheduled"), each packet carrying the
+//!   message length; the rest waits for GRANTs from the receiver.
+//! - A receiver grants in SRPT order (fewest bytes still to receive first), to at most `overcommit` messages
+//!   at once, keeping RTTbytes granted-but-not-received per message: one grant per data packet received
+//!   (packet clocking).
+//! - Receivers choose every priority: unscheduled packets use the top levels by the message's remaining size
+//!   (cutoffs from the workload, §3.5.2 "graduated"); granted messages use the lowest scheduled levels,
+//!   the shortest highest (§3.5.3); control packets use the top level.
+//! - Senders send in SRPT order and, with the pacer, hand the NIC a packet only when the previous one has
+//!   been serialized, so the NIC queue never delays a more urgent packet (§3.6).
+//! - Losses (which the thesis's simulations never had: unlimited buffers) are recovered by RESEND after a
+//!   receiver timeout; BUSY tells a receiver that the sender has the message but is sending others first.
+//!
+//! One record per message holds both ends' state (each end reads only its own fields); packets name the
+//! message by slot and generation, so a late packet of a finished message is recognised and dropped.
+//! Docs: docs/homa.md.
+
+use super::{Ctx, FlowEvent, FlowSpec, Timer};
+use crate::engine::{Slab, TimerKind};
+use crate::net::packet::{Packet, PktKind};
+use crate::units::{FlowSlot, NodeId, PktId, Time};
+
+/// Priority classes: 0 is the highest of the 8 (Homa's P7).
+pub const LEVELS: u8 = 8;
+
+#[derive(Clone, Debug)]
+pub struct HomaConfig {
+    /// Payload bytes of a full data packet (1442 B: 1500 B IP packet − IP, UDP and Homa headers).
+    pub payload: u32,
+    /// Bytes of a data packet besides its payload, as buffers count them (Ethernet 18, IP 20, UDP 8, Homa 30).
+    pub header: u32,
+    /// Size of GRANT, RESEND and BUSY packets in buffers (a minimum Ethernet frame, 64 B).
+    pub ctrl_size: u32,
+    /// Bytes per packet that take wire time but no buffer space (preamble and gap), for the pacer.
+    pub wire_overhead: u32,
+    /// Bytes a message sends unscheduled, and the granted-but-not-received bytes kept per active message.
+    pub rtt_bytes: u64,
+    /// Unscheduled levels: `cutoffs[i]` is the largest remaining message size sent at class i; classes
+    /// `cutoffs.len()..8` are the scheduled levels.
+    pub cutoffs: Vec<u64>,
+    /// Messages a receiver grants to at once (controlled overcommitment); at most the scheduled levels.
+    pub overcommit: u8,
+    /// Hand the NIC one packet at a time (off: every sendable packet goes to the NIC queue at once).
+    pub pacer: bool,
+    /// Grants for a message's last RTTbytes use the unscheduled cutoff level when that is higher (§4.3.3).
+    pub tail_boost: bool,
+    /// Receiver: RESEND after this long without a packet of an incomplete message.
+    pub resend_timeout: Time,
+}
+
+impl HomaConfig {
+    fn sched_levels(&self) -> u8 {
+        LEVELS - self.cutoffs.len() as u8
+    }
+    /// The unscheduled class of a packet whose message has `remaining` bytes left from it.
+    fn unsched_class(&self, remaining: u64) -> u8 {
+        (self.cutoffs.partition_point(|&c| c < remaining) as u8).min(self.cutoffs.len() as u8 - 1)
+    }
+}
+
+struct Msg {
+    id: u64,
+    src: NodeId,
+    dst: NodeId,
+    size: u64,
+    npkts: u32,
+    /// Packets sent without a grant.
+    unsched: u32,
+    hash: u32,
+    // --- sender ---
+    /// Packets the sender may send (unscheduled + granted).
+    granted: u32,
+    /// Class for scheduled packets, from the latest grant.
+    grant_class: u8,
+    /// Next packet never sent.
+    next: u32,
+    /// A range the receiver asked to be resent [a, b).
+    resend: (u32, u32),
+    in_out: bool,
+    retransmits: u32,
+    // --- receiver ---
+    got: Vec<bool>,
+    got_pkts: u32,
+    got_bytes: u64,
+    /// Packets the receiver has allowed (unscheduled + granted).
+    rcv_granted: u32,
+    in_inc: bool,
+    seen: bool,
+    resend_timer: Timer,
+    timeouts: u32,
+}
+
+impl Msg {
+    fn payload_of(&self, i: u32, full: u32) -> u32 {
+        if i + 1 < self.npkts {
+            full
+        } else {
+            (self.size - (self.npkts as u64 - 1) * full as u64) as u32
+        }
+    }
+    fn sendable(&self) -> bool {
+        self.resend.0 < self.resend.1 || self.next < self.granted
+    }
+    /// Bytes the sender has not sent yet (its SRPT key).
+    fn unsent(&self, full: u32) -> u64 {
+        self.size.saturating_sub(self.next as u64 * full as u64)
+    }
+}
+
+#[derive(Default)]
+struct HostState {
+    /// Messages with packets the sender may send now.
+    out: Vec<FlowSlot>,
+    /// Incoming messages that still need grants.
+    inc: Vec<FlowSlot>,
+    /// Pacer: when the NIC will have serialized everything handed to it.
+    nic_free: Time,
+    pacer_timer: Timer,
+}
+
+/// Counters for tests and reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HomaStats {
+    pub grants: u64,
+    pub resends: u64,
+    pub busy: u64,
+    /// The most packets any receiver had granted but not received for one message, right after a grant.
+    pub max_outstanding_pkts: u32,
+    /// The most messages one receiver granted to in a single scheduling pass, not counting a message's
+    /// final grant (after which the next message takes its place).
+    pub max_granted_at_once: u32,
+    /// The most incoming messages one receiver had with grants outstanding beyond their unscheduled bytes
+    /// (not yet fully granted). Overcommitment raises it to k; with k = 1 a preempted message's packets
+    /// still in flight can make it 2.
+    pub max_active: u32,
+}
+
+/// The Homa transport: all messages' and hosts' state.
+pub struct Homa {
+    cfg: HomaConfig,
+    msgs: Slab<Msg>,
+    gens: Vec<u32>,
+    hosts: Vec<HostState>,
+    pub stats: HomaStats,
+}
+
+impl Homa {
+    pub fn new(cfg: HomaConfig, hosts: usize) -> Homa {
+        assert!(!cfg.cutoffs.is_empty() && cfg.cutoffs.len() < LEVELS as usize, "1–7 unscheduled levels");
+        assert!((1..=cfg.sched_levels()).contains(&cfg.overcommit), "overcommit within the scheduled levels");
+        let hosts = (0..hosts).map(|_| HostState::default()).collect();
+        Homa { cfg, msgs: Slab::default(), gens: Vec::new(), hosts, stats: HomaStats::default() }
+    }
+
+    pub fn active(&self) -> usize {
+        self.msgs.live()
+    }
+
+    pub fn config(&self) -> &HomaConfig {
+        &self.cfg
+    }
+
+    fn rtt_pkts(&self) -> u32 {
+        (self.cfg.rtt_bytes.div_ceil(self.cfg.payload as u64) as u32).max(1)
+    }
+
+    pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
+        let full = self.cfg.payload as u64;
+        let npkts = f.size.div_ceil(full).max(1) as u32;
+        let unsched = (self.cfg.rtt_bytes.min(f.size).div_ceil(full) as u32).clamp(1, npkts);
+        let m = Msg {
+            id: f.id,
+            src: f.src,
+            dst: f.dst,
+            size: f.size,
+            npkts,
+            unsched,
+            hash: (f.id as u32).wrapping_mul(0x9E37_79B1) ^ (f.src.0 << 16) ^ f.dst.0,
+            granted: unsched,
+            grant_class: LEVELS - 1,
+            next: 0,
+            resend: (0, 0),
+            in_out: false,
+            retransmits: 0,
+            got: vec![false; npkts as usize],
+            got_pkts: 0,
+            got_bytes: 0,
+            rcv_granted: unsched,
+            in_inc: false,
+            seen: false,
+            resend_timer: Timer::default(),
+            timeouts: 0,
+        };
+        let slot = FlowSlot(self.msgs.insert(m));
+        if slot.idx() >= self.gens.len() {
+            self.gens.push(0);
+        }
+        self.enqueue_out(slot);
+        self.pump(ctx, f.src);
+    }
+
+    pub fn on_packet(&mut self, ctx: &mut Ctx, host: NodeId, id: PktId) {
+        let p = *ctx.pk.get(id);
+        ctx.pk.consume(id);
+        if self.gens.get(p.flow.idx()) != Some(&p.flow_gen) {
+            return; // a late packet of a finished message
+        }
+        match p.kind {
+            PktKind::Data => self.on_data(ctx, host, p),
+            PktKind::Grant => {
+                let m = self.msgs.get_mut(p.flow.0);
+                if p.seq > m.granted {
+                    m.granted = p.seq.min(m.npkts);
+                }
+                m.grant_class = p.aux as u8;
+                self.enqueue_out(p.flow);
+                self.pump(ctx, host);
+            }
+            PktKind::Resend => self.on_resend(ctx, host, p),
+            PktKind::Busy => {
+                // The sender has the message and will get to it: the receiver keeps waiting.
+                let gen = p.flow_gen;
+                let to = self.cfg.resend_timeout;
+                let m = self.msgs.get_mut(p.flow.0);
+                m.resend_timer.set(ctx, ctx.now + to, p.flow, gen, TimerKind::Resend);
+            }
+            PktKind::Ack | PktKind::Probe => unreachable!("Homa sends no ACKs or probes"),
+        }
+    }
+
+    pub fn on_timer(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32, kind: TimerKind) {
+        match kind {
+            TimerKind::Pacer => {
+                let h = NodeId(slot.0);
+                if self.hosts[h.idx()].pacer_timer.fire(ctx, slot, gen, kind) {
+                    self.pump(ctx, h);
+                }
+            }
+            TimerKind::Resend => {
+                if self.gens.get(slot.idx()) != Some(&gen) {
+                    return;
+                }
+                let m = self.msgs.get_mut(slot.0);
+                if m.resend_timer.fire(ctx, slot, gen, kind) {
+                    self.on_resend_timeout(ctx, slot, gen);
+                }
+            }
+            TimerKind::Retransmit | TimerKind::DelayedAck => unreachable!("TCP timers"),
+        }
+    }
+
+    // ------------------------------------------------------------------ sender
+
+    fn enqueue_out(&mut self, slot: FlowSlot) {
+        let m = self.msgs.get_mut(slot.0);
+        if !m.in_out && m.sendable() {
+            m.in_out = true;
+            let src = m.src;
+            self.hosts[src.idx()].out.push(slot);
+        }
+    }
+
+    /// Send from host `h` in SRPT order: with the pacer one packet whenever the NIC is idle, else all.
+    fn pump(&mut self, ctx: &mut Ctx, h: NodeId) {
+        let full = self.cfg.payload;
+        loop {
+            let hs = &mut self.hosts[h.idx()];
+            if self.cfg.pacer && ctx.now < hs.nic_free {
+                let at = hs.nic_free;
+                hs.pacer_timer.set(ctx, at, FlowSlot(h.0), 0, TimerKind::Pacer);
+                return;
+            }
+            // The message with the fewest unsent bytes (ties: the older message).
+            let msgs = &self.msgs;
+            let Some(pos) = (0..hs.out.len()).min_by_key(|&i| {
+                let m = msgs.get(hs.out[i].0);
+                (m.unsent(full), m.id)
+            }) else {
+                return;
+            };
+            let slot = hs.out[pos];
+            let gen = self.gens[slot.idx()];
+            let m = self.msgs.get_mut(slot.0);
+            let i = if m.resend.0 < m.resend.1 {
+                m.resend.0 += 1;
+                m.retransmits += 1;
+                m.resend.0 - 1
+            } else {
+                m.next += 1;
+                m.next - 1
+            };
+            if !m.sendable() {
+                m.in_out = false;
+                self.hosts[h.idx()].out.swap_remove(pos);
+            }
+            let m = self.msgs.get(slot.0);
+            let payload = m.payload_of(i, full);
+            let remaining = m.size - i as u64 * full as u64;
+            let class = if i < m.unsched { self.cfg.unsched_class(remaining) } else { m.grant_class };
+            let mut p = Packet::new(PktKind::Data, slot, gen, m.src, m.dst);
+            p.payload = payload;
+            p.size = payload + self.cfg.header;
+            p.seq = i;
+            p.aux = m.size as u32;
+            p.class = class;
+            p.ts = ctx.now;
+            p.hash = m.hash;
+            self.send(ctx, h, p);
+            if !self.cfg.pacer {
+                continue;
+            }
+        }
+    }
+
+    /// Hand a packet to host `h`'s NIC, accounting for its serialization in the pacer.
+    fn send(&mut self, ctx: &mut Ctx, h: NodeId, p: Packet) {
+        let rate = ctx.net.ports[ctx.net.hosts[h.idx()].nic.idx()].rate;
+        let hs = &mut self.hosts[h.idx()];
+        hs.nic_free = hs.nic_free.max(ctx.now) + rate.tx_time((p.size + self.cfg.wire_overhead) as u64);
+        ctx.send(h, p);
+    }
+
+    fn on_resend(&mut self, ctx: &mut Ctx, host: NodeId, p: Packet) {
+        let slot = p.flow;
+        let full = self.cfg.payload;
+        let m = self.msgs.get_mut(slot.0);
+        let (a, b) = (p.seq, (p.seq + p.aux).min(m.next));
+        if a < b {
+            m.resend = (a, b);
+        }
+        self.enqueue_out(slot);
+        // BUSY when other messages go first, so the receiver does not time out again meanwhile.
+        let hs = &self.hosts[host.idx()];
+        let mine = self.msgs.get(slot.0).unsent(full);
+        if hs.out.iter().any(|&s| s != slot && self.msgs.get(s.0).unsent(full) < mine) {
+            let m = self.msgs.get(slot.0);
+            let busy = self.ctrl(PktKind::Busy, slot, p.flow_gen, m.src, m.dst);
+            self.stats.busy += 1;
+            self.send(ctx, host, busy);
+        }
+        self.pump(ctx, host);
+    }
+
+    fn ctrl(&self, kind: PktKind, slot: FlowSlot, gen: u32, from: NodeId, to: NodeId) -> Packet {
+        let mut c = Packet::new(kind, slot, gen, from, to);
+        c.size = self.cfg.ctrl_size;
+        c.class = 0; // control packets travel at the highest priority
+        c.hash = self.msgs.get(slot.0).hash.rotate_left(16) ^ 0x5555;
+        c
+    }
+
+    // ------------------------------------------------------------------ receiver
+
+    fn on_data(&mut self, ctx: &mut Ctx, host: NodeId, p: Packet) {
+        let slot = p.flow;
+        let gen = p.flow_gen;
+        let to = self.cfg.resend_timeout;
+        let m = self.msgs.get_mut(slot.0);
+        if m.got[p.seq as usize] {
+            return; // a duplicate (a resend that crossed the original)
+        }
+        m.got[p.seq as usize] = true;
+        m.got_pkts += 1;
+        m.got_bytes += p.payload as u64;
+        if m.got_pkts == m.npkts {
+            m.resend_timer.cancel();
+            let (id, retransmits, timeouts) = (m.id, m.retransmits, m.timeouts);
+            ctx.report(FlowEvent::Received { id, at: ctx.now });
+            ctx.report(FlowEvent::Closed { id, retransmits, timeouts });
+            self.finish(slot);
+            self.grant(ctx, host);
+            return;
+        }
+        m.resend_timer.set(ctx, ctx.now + to, slot, gen, TimerKind::Resend);
+        if !m.seen {
+            m.seen = true;
+            if m.rcv_granted < m.npkts {
+                m.in_inc = true;
+                self.hosts[host.idx()].inc.push(slot);
+            }
+        }
+        self.grant(ctx, host);
+    }
+
+    /// Grant to the `overcommit` incoming messages with the fewest bytes left, up to RTTbytes outstanding
+    /// each; the i-th shortest of m active messages gets the i-th of the lowest m scheduled levels.
+    fn grant(&mut self, ctx: &mut Ctx, host: NodeId) {
+        let rtt_pkts = self.rtt_pkts();
+        let full = self.cfg.payload as u64;
+        let k = self.cfg.overcommit as usize;
+        let inc = &mut self.hosts[host.idx()].inc;
+        let msgs = &self.msgs;
+        inc.sort_unstable_by_key(|s| {
+            let m = msgs.get(s.0);
+            (m.size - m.got_bytes, m.id)
+        });
+        let active = inc.len().min(k);
+        let mut i = 0;
+        let mut granted_now = 0;
+        while i < active.min(self.hosts[host.idx()].inc.len()) {
+            let slot = self.hosts[host.idx()].inc[i];
+            let class = LEVELS - active as u8 + i as u8;
+            let m = self.msgs.get_mut(slot.0);
+            let target = (m.got_pkts + rtt_pkts).min(m.npkts);
+            if target <= m.rcv_granted {
+                i += 1;
+                continue;
+            }
+            m.rcv_granted = target;
+            self.stats.grants += 1;
+            granted_now += (target < m.npkts) as u32;
+            self.stats.max_outstanding_pkts = self.stats.max_outstanding_pkts.max(target - m.got_pkts);
+            let mut prio = class;
+            if self.cfg.tail_boost {
+                let left = m.size.saturating_sub((target as u64 - 1) * full);
+                if left < self.cfg.rtt_bytes {
+                    prio = prio.min(self.cfg.unsched_class(left));
+                }
+            }
+            let fully = target == m.npkts;
+            let (src, dst, gen) = (m.src, m.dst, self.gens[slot.idx()]);
+            let mut g = self.ctrl(PktKind::Grant, slot, gen, dst, src);
+            g.seq = target;
+            g.aux = prio as u32;
+            self.send(ctx, host, g);
+            let inc = &mut self.hosts[host.idx()].inc;
+            if fully {
+                self.msgs.get_mut(slot.0).in_inc = false;
+                inc.remove(i); // keep the SRPT order for the rest
+            } else {
+                i += 1;
+            }
+        }
+        self.stats.max_granted_at_once = self.stats.max_granted_at_once.max(granted_now);
+        let msgs = &self.msgs;
+        let active_now = self.hosts[host.idx()]
+            .inc
+            .iter()
+            .filter(|s| {
+                let m = msgs.get(s.0);
+                m.rcv_granted > m.unsched && m.rcv_granted > m.got_pkts
+            })
+            .count() as u32;
+        self.stats.max_active = self.stats.max_active.max(active_now);
+    }
+
+    fn on_resend_timeout(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32) {
+        let to = self.cfg.resend_timeout;
+        let m = self.msgs.get_mut(slot.0);
+        m.timeouts += 1;
+        // The first packet the receiver allowed but has not got; nothing if it is waiting for its own grants.
+        let first = (0..m.rcv_granted).find(|&i| !m.got[i as usize]);
+        let Some(a) = first else {
+            return; // the receiver is holding its own grants back: nothing is missing
+        };
+        m.resend_timer.set(ctx, ctx.now + to, slot, gen, TimerKind::Resend);
+        let b = (a..m.rcv_granted).find(|&i| m.got[i as usize]).unwrap_or(m.rcv_granted);
+        let (src, dst) = (m.src, m.dst);
+        let mut r = self.ctrl(PktKind::Resend, slot, gen, dst, src);
+        r.seq = a;
+        r.aux = b - a;
+        self.stats.resends += 1;
+        self.send(ctx, dst, r);
+    }
+
+    /// The receiver has every byte: drop both ends' state (the sender has nothing left worth sending).
+    fn finish(&mut self, slot: FlowSlot) {
+        let m = self.msgs.get(slot.0);
+        let (src, dst, in_out, in_inc) = (m.src, m.dst, m.in_out, m.in_inc);
+        if in_out {
+            let out = &mut self.hosts[src.idx()].out;
+            if let Some(i) = out.iter().position(|&s| s == slot) {
+                out.swap_remove(i);
+            }
+        }
+        if in_inc {
+            let inc = &mut self.hosts[dst.idx()].inc;
+            if let Some(i) = inc.iter().position(|&s| s == slot) {
+                inc.remove(i);
+            }
+        }
+        self.gens[slot.idx()] += 1;
+        self.msgs.remove(slot.0);
+    }
+}
