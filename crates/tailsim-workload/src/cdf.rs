@@ -13,8 +13,10 @@
 //! # Sampling model
 //!
 //! Points are `(x_i, c_i)`, sizes `x_i` in *units* (bytes or packets of
-//! `unit_bytes`), `c_i` non-decreasing up to exactly 1. A draw takes
-//! `u ~ U[0,1)` and the first point `i` with `c_i >= u`:
+//! `unit_bytes`), `c_i` non-decreasing up to exactly 1 (or to where a tail
+//! starts, see below). A draw takes
+//! `u ~ U[0,1)` and the first point `i` with `c_i >= u` (unless `u` is above
+//! the last `c_i` of a table with a tail, see below):
 //! * [`Interp::Step`] ("next"): the size is `x_i`; each point is a point mass
 //!   of `c_i - c_{i-1}` (HomaSimulation, HomaModule, NetBench).
 //! * [`Interp::Linear`]: the size is interpolated between `x_{i-1}` and
@@ -26,20 +28,34 @@
 //! `unit_bytes`, and is at least 1 byte: pFabric's ns-2 scripts drew whole
 //! 1460 B packets, and byte-valued tables are drawn in whole bytes.
 //!
-//! # Room for a tail
+//! # Tails
 //!
-//! The Homa thesis' W1 is a 15-point body up to `u = 0.47` plus a generalized
-//! Pareto tail computed in code. It is not supported yet; the intended shape
-//! is an optional tail consulted when `u` exceeds the body's last CDF value,
-//! with its own closed-form contribution to the means. Everything that draws
-//! or integrates goes through [`SizeCdf::sample`] and the private `pieces`,
-//! so that is where a tail would plug in; today parsing insists on a last CDF
-//! of 1.
+//! A table may stop below 1 and carry a [`GeneralizedParetoTail`] for the
+//! rest: draws with `u` above the last listed probability come from the
+//! tail's formula instead of the table. The Homa thesis' W1 is such a
+//! workload (a 15-point body up to 0.47, the rest generalized Pareto, as
+//! HomaSimulation draws it; built in as `homa-thesis-w1`). A tail is an
+//! extension of the model, not a special case: any byte-valued file can
+//! declare one in its directive,
+//! `# tailsim: tail=gpareto tail_shape=0.348238 tail_scale=214.476 tail_cap=1073741824`
+//! (optionally `tail_location=`; by default the tail starts at the last
+//! listed size, as in HomaSimulation), and everything that integrates the
+//! distribution ([`SizeCdf::mean_bytes`], [`SizeCdf::mean_packets`],
+//! [`SizeCdf::prob_at_most`], [`SizeCdf::limited_mean`]) adds the tail's
+//! exact contribution (see [`crate::tail`]). The tail's sizes are whole bytes
+//! (HomaSimulation rounds to the nearest byte), so a tail needs a byte-valued
+//! table. The shipped W1 file gets its tail from the built-in table, also when
+//! read from disk under its own name; a copy under another name needs the
+//! directive. pFabric's M/G/1 thresholds ([`crate::thresholds`]) reject
+//! tailed tables rather than silently ignore the tail.
 
 use std::path::Path;
 use std::sync::OnceLock;
 
+use crate::builtin::known_file;
+pub use crate::builtin::{builtins, Builtin};
 use crate::error::{read_to_string, WorkloadError};
+use crate::tail::{GeneralizedParetoTail, TailDirective};
 
 /// How a size is drawn between the listed points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +70,8 @@ pub enum Interp {
 ///
 /// `None` means: take it from a `# tailsim:` header directive, else from the
 /// built-in table when the file is one of the shipped ones (matched by file
-/// name), else [`Interp::Step`] and 1 byte per unit.
+/// name), else [`Interp::Step`] and 1 byte per unit. A tail comes from the
+/// directive or the built-in table only.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CdfOptions {
     pub interp: Option<Interp>,
@@ -65,138 +82,51 @@ pub struct CdfOptions {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SizeCdf {
     /// `(size in units, cumulative probability)`; both non-decreasing, the
-    /// last probability exactly 1.
+    /// last probability exactly 1, or the tail's `from_cdf` with a tail.
     points: Vec<(f64, f64)>,
     interp: Interp,
     unit_bytes: u64,
+    /// Drawn for `u` above the last point (byte tables only).
+    tail: Option<GeneralizedParetoTail>,
     origin: String,
 }
-
-/// A shipped distribution and the convention of the simulator it came from.
-#[derive(Debug, Clone, Copy)]
-pub struct Builtin {
-    pub name: &'static str,
-    /// File name under `workloads/cdfs/`.
-    pub file: &'static str,
-    pub interp: Interp,
-    pub unit_bytes: u64,
-    /// Who sampled it this way (paper / simulator).
-    pub convention: &'static str,
-    text: &'static str,
-}
-
-macro_rules! builtin {
-    ($name:literal, $file:literal, $interp:ident, $unit:literal, $why:literal) => {
-        Builtin {
-            name: $name,
-            file: $file,
-            interp: Interp::$interp,
-            unit_bytes: $unit,
-            convention: $why,
-            text: include_str!(concat!("../../../workloads/cdfs/", $file)),
-        }
-    };
-}
-
-/// The built-in distributions. Names without a simulator suffix are the
-/// versions most papers mean: pFabric's packet tables for web search and
-/// data mining, the SIGCOMM'18 numbering for Homa.
-static BUILTINS: &[Builtin] = &[
-    builtin!(
-        "websearch",
-        "websearch_pfabric-ns2_packets.txt",
-        Linear,
-        1460,
-        "pFabric (SIGCOMM'13) ns-2 scripts: linear, rounded up to whole 1460 B packets"
-    ),
-    builtin!(
-        "datamining",
-        "datamining_pfabric-ns2_packets.txt",
-        Linear,
-        1460,
-        "pFabric (SIGCOMM'13) ns-2 scripts: linear, rounded up to whole 1460 B packets"
-    ),
-    builtin!(
-        "websearch-hpcc",
-        "websearch_hpcc_bytes.txt",
-        Linear,
-        1,
-        "HPCC (SIGCOMM'19) traffic_gen.py, also Parsimon/m3: linear in bytes"
-    ),
-    builtin!("datamining-netbench", "datamining_netbench_bytes.txt", Step, 1, "NetBench, upper-bound variant: next"),
-    builtin!("fb-hadoop", "fb-hadoop_hpcc_bytes.txt", Linear, 1, "HPCC FB_Hadoop: linear in bytes"),
-    builtin!(
-        "google-rpc",
-        "google-rpc-2008_hpcc_bytes.txt",
-        Linear,
-        1,
-        "HPCC GoogleRPC2008 (sizes of Homa W3): linear in bytes"
-    ),
-    builtin!("ali-storage", "ali-storage-2019_hpcc_bytes.txt", Linear, 1, "HPCC AliStorage2019: linear in bytes"),
-    builtin!(
-        "fb-cachefollower",
-        "fb-cachefollower-all_parsimon-eval_bytes.txt",
-        Linear,
-        1,
-        "Parsimon/m3 Ecdf: linear in bytes"
-    ),
-    builtin!("fb-hadoop-all", "fb-hadoop-all_parsimon-eval_bytes.txt", Linear, 1, "Parsimon/m3 Ecdf: linear in bytes"),
-    builtin!(
-        "fb-webserver-all",
-        "fb-webserver-all_parsimon-eval_bytes.txt",
-        Linear,
-        1,
-        "Parsimon/m3 Ecdf: linear in bytes"
-    ),
-    builtin!("homa-w1", "homa_w1_homasim_bytes.txt", Step, 1, "Homa SIGCOMM'18 W1, HomaSimulation: next"),
-    builtin!("homa-w2", "homa_w2_homasim_bytes.txt", Step, 1, "Homa SIGCOMM'18 W2, HomaSimulation: next"),
-    builtin!("homa-w3", "homa_w3_homasim_bytes.txt", Step, 1, "Homa SIGCOMM'18 W3, HomaSimulation: next"),
-    builtin!("homa-w4", "homa_w4_homasim_bytes.txt", Step, 1, "Homa SIGCOMM'18 W4, HomaSimulation: next"),
-    builtin!(
-        "homa-w5",
-        "homa_w5_homasim_packets.txt",
-        Step,
-        1442,
-        "Homa SIGCOMM'18 W5, HomaSimulation: next, packets of 1442 B"
-    ),
-    builtin!("homa-w1-module", "homa_w1_homamodule_bytes.txt", Step, 1, "HomaModule cp_node W1: next"),
-    builtin!("homa-w2-module", "homa_w2_homamodule_bytes.txt", Step, 1, "HomaModule cp_node W2: next"),
-    builtin!("homa-w3-module", "homa_w3_homamodule_bytes.txt", Step, 1, "HomaModule cp_node W3: next"),
-    builtin!("homa-w4-module", "homa_w4_homamodule_bytes.txt", Step, 1, "HomaModule cp_node W4: next"),
-    builtin!("homa-w5-module", "homa_w5_homamodule_bytes.txt", Step, 1, "HomaModule cp_node W5: next"),
-    builtin!(
-        "homa-thesis-w3",
-        "homa-thesis_w3_fabricated-heavy-middle_bytes.txt",
-        Step,
-        1,
-        "Homa thesis W3 (not in the paper), HomaSimulation: next"
-    ),
-    builtin!(
-        "homa-thesis-w5",
-        "homa-thesis_w5_fb-webserver_bytes.txt",
-        Step,
-        1,
-        "Homa thesis W5 (not in the paper), HomaSimulation: next"
-    ),
-];
 
 impl SizeCdf {
     /// Parses CDF text. Accepted columns (detected from the data):
     /// `size cdf`, `size cdf%` (0–100), `size 1 cdf` (ns-2; the constant
     /// middle column is ignored) and `size cdf freq` (HomaModule; `freq` is
     /// ignored). `#` lines are comments; `# tailsim: interp=linear
-    /// unit_bytes=1460` in a comment sets the sampling rule for that file. A
-    /// first data line holding a single number (HomaSimulation's stored
-    /// mean) is skipped.
+    /// unit_bytes=1460` in a comment sets the sampling rule for that file,
+    /// and `tail=gpareto tail_shape=.. tail_scale=.. tail_cap=..
+    /// [tail_location=..]` declares a tail (see the module docs); the
+    /// shipped tailed file gets its tail from the built-in table. A first
+    /// data line holding a single number (HomaSimulation's stored mean) is
+    /// skipped.
     pub fn parse(text: &str, origin: &str, opts: CdfOptions) -> Result<SizeCdf, WorkloadError> {
+        Self::parse_with_tail(text, origin, opts, None)
+    }
+
+    /// [`parse`](Self::parse) with the body's tail given by the caller, for
+    /// tables whose tail lives in code rather than in the file (as the
+    /// built-in `homa-thesis-w1`'s does). `tail` overrides a tail from a
+    /// directive or the built-in table; its `from_cdf` must equal the last
+    /// listed cumulative probability.
+    pub fn parse_with_tail(
+        text: &str,
+        origin: &str,
+        opts: CdfOptions,
+        tail: Option<GeneralizedParetoTail>,
+    ) -> Result<SizeCdf, WorkloadError> {
         let at = |n: usize, msg: String| WorkloadError::at_line(origin, n, msg);
-        let mut directive = CdfOptions::default();
+        let (mut directive, mut tail_directive, mut directive_line) =
+            (CdfOptions::default(), TailDirective::default(), 0);
         let mut rows: Vec<(usize, Vec<f64>)> = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let (n, line) = (i + 1, line.trim());
             if let Some(comment) = line.strip_prefix('#') {
                 if let Some(d) = comment.trim().strip_prefix("tailsim:") {
-                    read_directive(d, &mut directive).map_err(|m| at(n, m))?;
+                    read_directive(d, &mut directive, &mut tail_directive).map_err(|m| at(n, m))?;
+                    directive_line = n;
                 }
                 continue;
             }
@@ -227,7 +157,21 @@ impl SizeCdf {
         // CDF last; HomaModule tables have the CDF in the middle.
         let cdf_col = if width == 3 && rows.iter().all(|(_, r)| r[1] == first[1]) { 2 } else { 1 };
         let (last_line, last) = (rows[rows.len() - 1].0, rows[rows.len() - 1].1[cdf_col]);
-        let scale = if (last - 100.0).abs() <= 1e-4 {
+        // A tail comes from the caller, else the directive, else the table of
+        // shipped files; with one, the body stops below 1.
+        let known = known_file(origin);
+        let given_tail = tail.or(known.and_then(|b| b.tail).filter(|_| !tail_directive.declared()));
+        let has_tail = given_tail.is_some() || tail_directive.declared();
+        let scale = if has_tail {
+            let scale = if last > 1.0 { 100.0 } else { 1.0 };
+            if !(last > 0.0 && last < scale) {
+                return Err(at(
+                    last_line,
+                    format!("the last cumulative probability is {last}; with a tail it must be below 1 (or 100)"),
+                ));
+            }
+            scale
+        } else if (last - 100.0).abs() <= 1e-4 {
             100.0
         } else if (last - 1.0).abs() <= 1e-6 {
             1.0
@@ -260,17 +204,37 @@ impl SizeCdf {
             }
             points.push((x, c.min(1.0)));
         }
-        if let Some(p) = points.last_mut() {
-            p.1 = 1.0;
-        }
 
-        let known = known_file(origin);
         let interp = opts.interp.or(directive.interp).or(known.map(|b| b.interp)).unwrap_or(Interp::Step);
         let unit_bytes = opts.unit_bytes.or(directive.unit_bytes).or(known.map(|b| b.unit_bytes)).unwrap_or(1);
         if unit_bytes == 0 {
             return Err(WorkloadError::whole(origin, "unit_bytes must be at least 1"));
         }
-        Ok(SizeCdf { points, interp, unit_bytes, origin: origin.to_string() })
+        let (last_x, last_c) = points[points.len() - 1];
+        let tail = match given_tail {
+            Some(t) => {
+                t.validate().map_err(|m| WorkloadError::whole(origin, m))?;
+                if (t.from_cdf - last_c).abs() > 1e-12 {
+                    let msg = format!(
+                        "the tail starts at cumulative probability {}, but the last point has {last_c}",
+                        t.from_cdf
+                    );
+                    return Err(at(last_line, msg));
+                }
+                Some(t)
+            }
+            None if has_tail => Some(tail_directive.build(last_x, last_c).map_err(|m| at(directive_line, m))?),
+            None => None,
+        };
+        match (tail, points.last_mut()) {
+            (Some(t), Some(p)) => p.1 = t.from_cdf,
+            (None, Some(p)) => p.1 = 1.0,
+            _ => {}
+        }
+        if tail.is_some() && unit_bytes != 1 {
+            return Err(WorkloadError::whole(origin, "a tail needs a byte-valued table (unit_bytes = 1)"));
+        }
+        Ok(SizeCdf { points, interp, unit_bytes, tail, origin: origin.to_string() })
     }
 
     /// Reads and parses a CDF file; errors name the path.
@@ -285,12 +249,12 @@ impl SizeCdf {
             WorkloadError::whole(name, format!("unknown built-in CDF; known: {}", Self::builtin_names().join(", ")))
         })?;
         let opts = CdfOptions { interp: Some(b.interp), unit_bytes: Some(b.unit_bytes) };
-        Self::parse(b.text, name, opts)
+        Self::parse_with_tail(b.text, name, opts, b.tail)
     }
 
     pub fn builtin_names() -> &'static [&'static str] {
         static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
-        NAMES.get_or_init(|| BUILTINS.iter().map(|b| b.name).collect())
+        NAMES.get_or_init(|| builtins().iter().map(|b| b.name).collect())
     }
 
     /// Inverse-CDF draw: `u` in `[0, 1)` (values outside are clamped, NaN
@@ -300,6 +264,11 @@ impl SizeCdf {
     /// zero-probability first point such as `0 0` is never drawn as a size.
     pub fn sample(&self, u: f64) -> u64 {
         let u = if u.is_nan() { f64::MIN_POSITIVE } else { u.clamp(f64::MIN_POSITIVE, 1.0) };
+        if let Some(tail) = &self.tail {
+            if u > tail.from_cdf {
+                return tail.sample(u);
+            }
+        }
         let i = self.points.partition_point(|&(_, c)| c < u).min(self.points.len() - 1);
         let units = match (self.interp, i) {
             (Interp::Step, _) | (Interp::Linear, 0) => self.points[i].0,
@@ -317,9 +286,10 @@ impl SizeCdf {
         (units.ceil() as u64).saturating_mul(self.unit_bytes).max(1)
     }
 
-    /// The distribution as pieces `(probability, lo, hi)` in units: a point
-    /// mass when `lo == hi`, else a uniform segment. Zero-probability pieces
-    /// are left out.
+    /// The body of the distribution as pieces `(probability, lo, hi)` in
+    /// units: a point mass when `lo == hi`, else a uniform segment.
+    /// Zero-probability pieces are left out. A tail is not included: the
+    /// probabilities then add up to its `from_cdf`.
     pub(crate) fn pieces(&self) -> impl Iterator<Item = (f64, f64, f64)> + '_ {
         // Under both rules u <= c_0 gives x_0: a point mass.
         let (x0, c0) = self.points[0];
@@ -335,8 +305,14 @@ impl SizeCdf {
     }
 
     /// Exact expectation of [`sample`](Self::sample) over `u ~ U[0,1)`,
-    /// rounding included (in closed form per piece, see `mean_ceil`).
+    /// rounding included (in closed form per piece, see `mean_ceil`; a
+    /// tail's part is summed over whole bytes up to its cap, see
+    /// [`crate::tail`]).
     pub fn mean_bytes(&self) -> f64 {
+        self.body_mean_bytes() + self.tail.map_or(0.0, |t| (1.0 - t.from_cdf) * t.mean())
+    }
+
+    fn body_mean_bytes(&self) -> f64 {
         match self.interp {
             Interp::Step => self.pieces().map(|(p, x, _)| p * self.to_bytes(x) as f64).sum(),
             Interp::Linear => {
@@ -353,10 +329,12 @@ impl SizeCdf {
     /// is 1 byte (then `ceil(ceil(v)/mss) = ceil(v/mss)`, integrated in closed
     /// form) or a multiple of `mss`. Otherwise (e.g. 1460 B packets counted
     /// in 1000 B segments) it is the approximation `mean_bytes/mss + 0.5`,
-    /// which assumes the last packet is on average half full.
+    /// which assumes the last packet is on average half full. A tail (byte
+    /// tables only) adds its exact `Σ_j P(size > j mss)`.
     pub fn mean_packets(&self, mss: u64) -> f64 {
         let mss = mss.max(1);
-        match self.interp {
+        let tail = self.tail.map_or(0.0, |t| (1.0 - t.from_cdf) * t.mean_ceil_div(mss));
+        tail + match self.interp {
             Interp::Step => self.pieces().map(|(p, x, _)| p * self.to_bytes(x).div_ceil(mss) as f64).sum(),
             Interp::Linear if self.unit_bytes == 1 => {
                 self.pieces().map(|(p, lo, hi)| p * mean_ceil(lo, hi, mss as f64)).sum()
@@ -365,8 +343,79 @@ impl SizeCdf {
                 let units: f64 = self.pieces().map(|(p, lo, hi)| p * mean_ceil(lo, hi, 1.0)).sum();
                 units * (self.unit_bytes / mss) as f64
             }
-            Interp::Linear => self.mean_bytes() / mss as f64 + 0.5,
+            Interp::Linear => self.body_mean_bytes() / mss as f64 + 0.5 * self.body_probability(),
         }
+    }
+
+    /// `P(sample <= bytes)`, exactly (rounding and tail included).
+    pub fn prob_at_most(&self, bytes: u64) -> f64 {
+        self.up_to(bytes).0
+    }
+
+    /// `E[sample; sample <= bytes]`, the part of the mean that sizes up to
+    /// `bytes` contribute, exactly. Divided by [`mean_bytes`](Self::mean_bytes)
+    /// it is the share of all bytes that such flows carry.
+    pub fn partial_mean(&self, bytes: u64) -> f64 {
+        self.up_to(bytes).1
+    }
+
+    /// `(P(S <= t), E[S; S <= t])` for `S` as [`sample`](Self::sample) draws it.
+    pub(crate) fn up_to(&self, t: u64) -> (f64, f64) {
+        let (mass, partial) = self.body_up_to(t);
+        match self.tail {
+            None => (mass, partial),
+            Some(tail) => {
+                let (w, above) = (1.0 - tail.from_cdf, tail.survival(t));
+                (mass + w * (1.0 - above), partial + w * (tail.limited_mean(t) - t as f64 * above))
+            }
+        }
+    }
+
+    /// `E[min(sample, bytes)]`, exactly: e.g. the mean number of bytes a
+    /// transport sends before it needs permission, when it may send the
+    /// first `bytes` of every message at once.
+    pub fn limited_mean(&self, bytes: u64) -> f64 {
+        let (mass, partial) = self.body_up_to(bytes);
+        let above = self.body_probability() - mass;
+        let tail = self.tail.map_or(0.0, |t| (1.0 - t.from_cdf) * t.limited_mean(bytes));
+        partial + bytes as f64 * above + tail
+    }
+
+    /// The body's probability: 1, or the tail's `from_cdf`.
+    fn body_probability(&self) -> f64 {
+        self.tail.map_or(1.0, |t| t.from_cdf)
+    }
+
+    /// `(P(S <= t), E[S; S <= t])` over the body's pieces, with `S` as
+    /// [`sample`](Self::sample) draws it (whole units, at least 1 byte).
+    ///
+    /// On a linear segment `S = ceil(V) unit` with `V` uniform on `[lo, hi]`,
+    /// and `S <= t` exactly when `V <= m = floor(t / unit)`, so both parts
+    /// are closed forms (the second via `mean_ceil`).
+    fn body_up_to(&self, t: u64) -> (f64, f64) {
+        let unit = self.unit_bytes as f64;
+        let m = (t / self.unit_bytes) as f64;
+        let (mut mass, mut partial) = (0.0, 0.0);
+        for (p, lo, hi) in self.pieces() {
+            if lo == hi || self.interp == Interp::Step {
+                let s = self.to_bytes(hi);
+                if s <= t {
+                    mass += p;
+                    partial += p * s as f64;
+                }
+            } else if m > lo {
+                let top = m.min(hi);
+                let share = p * (top - lo) / (hi - lo);
+                mass += share;
+                partial += share * unit * mean_ceil(lo, top, 1.0);
+            }
+        }
+        (mass, partial)
+    }
+
+    /// The tail drawn above the last listed probability, if any.
+    pub fn tail(&self) -> Option<&GeneralizedParetoTail> {
+        self.tail.as_ref()
     }
 
     /// The largest size [`sample`](Self::sample) can return.
@@ -390,21 +439,18 @@ impl SizeCdf {
     }
 }
 
-/// All built-in distributions, in the order of [`SizeCdf::builtin_names`].
-pub fn builtins() -> &'static [Builtin] {
-    BUILTINS
-}
+/// What a `# tailsim:` directive may set (for error messages).
+const DIRECTIVE_KEYS: &str = "interp=step|next|linear, unit_bytes=N or tail=gpareto tail_shape= tail_scale= tail_cap=";
 
-/// The built-in entry whose file has the same name as `origin`'s last path
-/// component, so shipped files read from disk keep their convention.
-fn known_file(origin: &str) -> Option<&'static Builtin> {
-    let name = Path::new(origin).file_name()?.to_str()?;
-    BUILTINS.iter().find(|b| b.file == name)
-}
-
-/// Reads `interp=... unit_bytes=...` from a `# tailsim:` comment.
-fn read_directive(text: &str, into: &mut CdfOptions) -> Result<(), String> {
+/// Reads `interp=... unit_bytes=...` and the tail settings from a
+/// `# tailsim:` comment.
+fn read_directive(text: &str, into: &mut CdfOptions, tail: &mut TailDirective) -> Result<(), String> {
     for item in text.split_whitespace() {
+        if let Some((key, value)) = item.split_once('=') {
+            if tail.set(key, value)? {
+                continue;
+            }
+        }
         match item.split_once('=') {
             Some(("interp", "step" | "next")) => into.interp = Some(Interp::Step),
             Some(("interp", "linear")) => into.interp = Some(Interp::Linear),
@@ -412,11 +458,7 @@ fn read_directive(text: &str, into: &mut CdfOptions) -> Result<(), String> {
                 Ok(u) if u > 0 => into.unit_bytes = Some(u),
                 _ => return Err(format!("bad unit_bytes \"{v}\" in # tailsim: expected a positive integer")),
             },
-            _ => {
-                return Err(format!(
-                    "bad setting \"{item}\" in # tailsim: expected interp=step|next|linear or unit_bytes=N"
-                ))
-            }
+            _ => return Err(format!("bad setting \"{item}\" in # tailsim: expected {DIRECTIVE_KEYS}")),
         }
     }
     Ok(())
@@ -586,8 +628,11 @@ mod tests {
             let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/cdfs").join(b.file);
             let from_disk = SizeCdf::from_file(&path, CdfOptions::default()).unwrap();
             assert_eq!((from_disk.interp(), from_disk.unit_bytes()), (b.interp, b.unit_bytes));
-            assert_eq!(from_disk.points, c.points);
-            assert!(README_MEANS.iter().any(|m| (m.0, m.1) == (b.file, b.unit_bytes)), "{} not checked", b.name);
+            assert_eq!((&from_disk.points, from_disk.tail()), (&c.points, c.tail()));
+            assert_eq!(c.tail(), b.tail.as_ref());
+            // Tailed tables are checked against the README in tests/homa_thesis.rs.
+            let checked = b.tail.is_some() || README_MEANS.iter().any(|m| (m.0, m.1) == (b.file, b.unit_bytes));
+            assert!(checked, "{} not checked", b.name);
         }
         for name in ["websearch", "datamining", "homa-w1", "homa-w5", "homa-w5-module", "fb-hadoop", "google-rpc"] {
             assert!(names.contains(&name), "{name}");
@@ -698,7 +743,8 @@ mod tests {
         }
         let e = SizeCdf::parse("1 1", "x", CdfOptions { interp: None, unit_bytes: Some(0) }).unwrap_err();
         assert!(e.msg.contains("unit_bytes"), "{e}");
-        // The thesis W1 body stops at 0.47: it needs a tail, which is not supported yet.
+        // The thesis W1 body stops at 0.47: without its tail (from the built-in
+        // table, matched by file name, or a directive) it is not a distribution.
         let e = bad(&shipped("homa-thesis_w1_facebook-kv_bytes.txt"));
         assert!(e.line == Some(27) && e.msg.contains("is 0.47"), "{e}");
         let e = SizeCdf::from_file(Path::new("/nonexistent/cdf.txt"), CdfOptions::default()).unwrap_err();
@@ -710,13 +756,6 @@ mod tests {
     #[test]
     #[ignore]
     fn print_builtin_means() {
-        println!("| name | file | unit | rule | mean bytes | mean 1460 B packets | max bytes |\n|---|---|---|---|---|---|---|");
-        for b in builtins() {
-            let c = SizeCdf::builtin(b.name).unwrap();
-            let unit = if b.unit_bytes == 1 { "bytes".to_string() } else { format!("packets x {} B", b.unit_bytes) };
-            let (rule, mean) = (format!("{:?}", b.interp).to_lowercase(), c.mean_bytes());
-            let (pk, max) = (c.mean_packets(1460), c.max_bytes());
-            println!("| `{}` | `{}` | {unit} | {rule} | {mean:.1} | {pk:.2} | {max} |", b.name, b.file);
-        }
+        print!("{}", crate::builtin::docs_table());
     }
 }

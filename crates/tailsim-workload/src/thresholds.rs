@@ -81,6 +81,10 @@ struct Dist {
 
 impl Dist {
     fn new(cdf: &SizeCdf) -> Result<Dist, WorkloadError> {
+        if cdf.tail().is_some() {
+            // The pieces are only the body; a model without the tail would be wrong, not approximate.
+            return Err(WorkloadError::whole(cdf.origin(), "the M/G/1 model does not support a CDF with a tail"));
+        }
         let unit = cdf.unit_bytes() as f64;
         let mut pieces = Vec::new();
         for (p, lo, hi) in cdf.pieces() {
