@@ -17,6 +17,7 @@ from .builders import (
     FatTree,
     Fault,
     Host,
+    Homa,
     HtsimTopology,
     Ideal,
     Incast,
@@ -44,5 +45,5 @@ __all__ = [
     "run", "check", "sweep", "load", "Result", "SweepResult", "ConfigError", "SimulationError", "plots",
     "builtin_cdfs", "Experiment", "Preset", "LeafSpine", "FatTree", "HtsimTopology", "TopologyFile", "Host",
     "Switch", "Routing", "PacketFormat", "Tcp", "Dctcp", "Poisson", "Incast", "Permutation", "Trace", "Fault",
-    "Stop", "Output", "PFabric", "Ideal", "thresholds", "__version__",
+    "Stop", "Output", "PFabric", "Ideal", "Homa", "thresholds", "__version__",
 ]

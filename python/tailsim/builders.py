@@ -181,6 +181,25 @@ class PFabric(Tcp):
 
 
 @dataclass
+class Homa:
+    """Homa (docs/homa.md): receiver-driven, message-based; pair with ``Preset("homa-144")``."""
+
+    rtt_bytes: Optional[Size] = None
+    unscheduled_levels: Optional[int] = None
+    unscheduled_cutoffs: Optional[Sequence[Size]] = None
+    overcommit: Optional[int] = None
+    pacer: Optional[bool] = None
+    tail_boost: Optional[bool] = None
+    resend_timeout: Optional[str] = None
+    header: Optional[int] = None
+
+    kind = "homa"
+
+    def to_dict(self) -> dict:
+        return _dict(self, {"kind": self.kind})
+
+
+@dataclass
 class Ideal:
     """pFabric's flow-level SRPT Ideal on the same arrivals (no packets are simulated)."""
 

@@ -98,3 +98,18 @@ def test_queue_samples(tmp_path):
     # The sampled maximum never exceeds the exact maximum the port recorded.
     mx = q.groupby("port_id")["bytes"].max()
     assert (mx <= r.ports.set_index("port_id")["max_queue_bytes"]).all()
+
+
+def test_homa_builder_runs_on_the_thesis_fabric(tmp_path):
+    exp = tailsim.Experiment(
+        topology=tailsim.Preset("homa-144"),
+        transport=tailsim.Homa(overcommit=2),
+        workloads=[tailsim.Poisson(load=0.5, cdf="homa-thesis-w4", flows=2000)],
+        output=tailsim.Output(dir=str(tmp_path / "homa")),
+    )
+    r = tailsim.run(exp, progress=False)
+    assert r.summary["flows_finished"] == 2000
+    assert r.config["transport"]["overcommit"] == 2
+    # The first 10 % of messages: the shortest half never waits long at 50 % load.
+    f = r.flows
+    assert f[f["size_bytes"] <= f["size_bytes"].median()]["slowdown"].quantile(0.99) < 3

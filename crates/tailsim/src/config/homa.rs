@@ -61,7 +61,7 @@ pub(super) fn transport(c: &Ctx, t: &TransportCfg, fr: Framing, ctrl: u32, net: 
                 }
             }
             match workload {
-                Some(cdf) => unscheduled_cutoffs(cdf, rtt, levels),
+                Some(cdf) => unscheduled_cutoffs(c, cdf, fr, ctrl, rtt, levels)?,
                 None if levels.unwrap_or(1) == 1 => vec![u64::MAX],
                 None => {
                     return Err(c.err(
@@ -96,12 +96,21 @@ pub(super) fn transport(c: &Ctx, t: &TransportCfg, fr: Framing, ctrl: u32, net: 
     Ok(Transport::Homa(Homa::new(cfg, net.n_hosts())))
 }
 
-/// Cutoffs for the unscheduled levels (the last is unbounded), from the workload's size distribution.
-fn unscheduled_cutoffs(cdf: &SizeCdf, rtt: u64, levels: Option<u8>) -> Vec<u64> {
-    let _ = (cdf, rtt, levels); // TEMP until tailsim_workload::homa lands
-    let mut v: Vec<u64> = vec![];
-    if v.last() != Some(&u64::MAX) {
-        v.push(u64::MAX);
-    }
-    v
+/// Cutoffs for the unscheduled levels (the last is unbounded), from the workload's size distribution: the
+/// thesis's split of the 8 levels by the unscheduled byte share (unless `levels` is given), and cutoffs
+/// that give each unscheduled level an equal share of the unscheduled bytes on the wire (§3.5.1–3.5.2).
+fn unscheduled_cutoffs(c: &Ctx, cdf: &SizeCdf, fr: Framing, ctrl: u32, rtt: u64, levels: Option<u8>) -> R<Vec<u64>> {
+    use tailsim_workload::homa::{homa_level_split, homa_unscheduled_cutoffs, HomaPriorityParams};
+    let mut params = HomaPriorityParams::new(rtt, LEVELS as usize);
+    params.unsched_packet_bytes = fr.mss;
+    params.packet_overhead_bytes = fr.header + fr.wire_overhead;
+    params.min_packet_bytes = ctrl as u64 + fr.wire_overhead;
+    let n = match levels {
+        Some(l) => l as usize,
+        None => homa_level_split(cdf.limited_mean(rtt) / cdf.mean_bytes(), LEVELS as usize).0,
+    };
+    let mut v = homa_unscheduled_cutoffs(cdf, &params, n).map_err(|e| c.err("transport", e.to_string()))?;
+    // A size that holds more than one level's share leaves levels unused; keep the split as decided.
+    v.resize(n.max(v.len()), u64::MAX);
+    Ok(v)
 }
