@@ -79,10 +79,7 @@ fn edf_orders_by_deadline_not_by_size() {
 
 #[test]
 fn deadline_keys_are_checked() {
-    let err = |toml: &str| {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        tailsim::load_str(toml, "x.toml", &root, &[]).err().expect("an error").to_string()
-    };
+    let err = config_error;
     let w = workload("100us", 10, "");
     assert!(err(&w.replace("deadline_mean = \"100us\"", "deadline_below = \"100KB\"")).contains("workload[0].deadline_below"));
     assert!(err(&w.replace("deadline_mean = \"100us\"", "deadline_mean = \"0us\"")).contains("must be positive"));

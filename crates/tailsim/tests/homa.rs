@@ -109,10 +109,7 @@ fn poisson_load_runs_deterministically_and_conserves_packets() {
 
 #[test]
 fn homa_keys_are_checked() {
-    let err = |t: &str| {
-        let toml = format!("[topology]\npreset = \"homa-144\"\n[transport]\n{t}\n[[workload]]\nkind = \"incast\"\nsenders = 2\nsize = 10\n");
-        tailsim::load_str(&toml, "x.toml", std::path::Path::new("."), &[]).err().expect("an error").to_string()
-    };
+    let err = |t: &str| config_error(&with_incast("homa-144", &format!("[transport]\n{t}")));
     let e = err("kind = \"homa\"\ninit_cwnd = 10");
     assert!(e.contains("transport.init_cwnd") && e.contains("homa"), "{e}");
     let e = err("kind = \"tcp\"\novercommit = 2");

@@ -34,10 +34,7 @@ fn a_small_flow_overtakes_elephants_in_a_higher_class() {
 
 #[test]
 fn class_keys_are_checked() {
-    let err = |extra: &str| {
-        let toml = format!("[topology]\npreset = \"pfabric-144\"\n{extra}\n[[workload]]\nkind = \"incast\"\nsenders = 2\nsize = 10\n");
-        tailsim::load_str(&toml, "x.toml", std::path::Path::new("."), &[]).err().expect("an error").to_string()
-    };
+    let err = |extra: &str| config_error(&with_incast("pfabric-144", extra));
     let e = err("[transport]\nclass = 1\nclass_thresholds = [\"1MB\"]");
     assert!(e.contains("transport.class") && e.contains("not both"), "{e}");
     let e = err("[transport]\nclass_thresholds = [\"1MB\", \"100KB\"]");

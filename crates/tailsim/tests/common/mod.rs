@@ -8,6 +8,20 @@ pub fn exp(toml: &str) -> Experiment {
     tailsim::load_str(toml, "test.toml", &root, &[]).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The error loading `toml` gives (it must fail), as the user would see it.
+pub fn config_error(toml: &str) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    match tailsim::load_str(toml, "x.toml", &root, &[]) {
+        Ok(_) => panic!("expected a configuration error for:\n{toml}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// A config with `extra` tables on `preset` and a tiny incast workload, for checking other tables' keys.
+pub fn with_incast(preset: &str, extra: &str) -> String {
+    format!("[topology]\npreset = \"{preset}\"\n{extra}\n[[workload]]\nkind = \"incast\"\nsenders = 2\nsize = 10\n")
+}
+
 /// Run to completion. `Experiment::run` checks packet conservation at the end and fails otherwise, so every
 /// test that runs a simulation also checks conservation. Without a stop condition of its own a run gets an
 /// event budget far above what any test needs, so a broken transport fails a test instead of hanging it.
