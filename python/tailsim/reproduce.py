@@ -48,10 +48,10 @@ PFABRIC_DEADLINE_SCHEMES: Dict[str, dict] = {
     **{k: v for k, v in PFABRIC_SCHEMES.items() if k != "Ideal"},
 }
 
-# Commodity priority queues (§6): TCP with Table 1's TCP settings (the paper does not say which transport;
-# docs/pfabric.md) marks flows into k strict-priority classes by size; every port has a 225 KB buffer with
-# 15 KB reserved per class.
-_PQ = {**PFABRIC_SCHEMES["TCP-DropTail"], "switch.class_reserve": "15KB"}
+# Commodity priority queues (§6): DCTCP with Table 1's DCTCP settings marks flows into k strict-priority
+# classes by size (the paper does not say which transport; with TCP instead, small flows time out behind
+# full shared buffers — docs/pfabric.md); every port has a 225 KB buffer with 15 KB reserved per class.
+_PQ = {**PFABRIC_SCHEMES["DCTCP"], "switch.class_reserve": "15KB"}
 PFABRIC_QUEUE_SCHEMES: Dict[str, dict] = {
     "2 queues": {**_PQ, "transport.class_thresholds": "optimal", "transport.classes": 2},
     "4 queues": {**_PQ, "transport.class_thresholds": "optimal", "transport.classes": 4},
@@ -135,8 +135,8 @@ def pfabric(out: os.PathLike | str = "results/reproduce-pfabric", scale: str = "
         q = _schemes(PFABRIC_QUEUE_SCHEMES, out / "queues", {"workload[0].load": cfg["queue_loads"]},
                      {"workload[0].flows": cfg["flows"], "workload[0].cdf": "websearch"}, run)
         q["workload"] = "websearch"
-        if "main" in parts:  # pFabric and TCP on the same arrivals, for reference
-            ref = summary[(summary["workload"] == "websearch") & summary["scheme"].isin(["pFabric", "TCP-DropTail"])
+        if "main" in parts:  # pFabric and DCTCP (one class) on the same arrivals, for reference
+            ref = summary[(summary["workload"] == "websearch") & summary["scheme"].isin(["pFabric", "DCTCP"])
                           & summary["load"].isin(cfg["queue_loads"])]
             q = pd.concat([q, ref], ignore_index=True)
         for name, panels, f in (

@@ -41,9 +41,12 @@ def points(grid: Mapping[str, Sequence[Any]]) -> List[Dict[str, Any]]:
     return [dict(zip(keys, combo)) for combo in itertools.product(*(grid[k] for k in keys))]
 
 
-def point_id(params: Mapping[str, Any]) -> str:
-    """A stable name for a point: readable prefix + hash of the exact parameters."""
-    digest = hashlib.sha1(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:10]
+def point_id(params: Mapping[str, Any], context: str = "") -> str:
+    """A stable name for a point: readable prefix + hash of the exact parameters and of ``context`` (the base
+    experiment and the fixed overrides), so that re-running a sweep into the same directory with a changed
+    base or ``set`` computes new points instead of reusing stale ones."""
+    key = json.dumps(params, sort_keys=True, default=str) + context
+    digest = hashlib.sha1(key.encode()).hexdigest()[:10]
     readable = "_".join(f"{_short(k)}={v}" for k, v in params.items())
     readable = "".join(c if c.isalnum() or c in "=._-" else "-" for c in readable)[:60]
     return f"{readable}__{digest}" if readable else digest
@@ -126,9 +129,10 @@ def sweep(
     (out / "points").mkdir(parents=True, exist_ok=True)
     fixed = overrides(set)
     plist = points(grid)
+    context = json.dumps([text, fixed], default=str)
     specs = []
     for params in plist:
-        pid = point_id(params)
+        pid = point_id(params, context)
         specs.append({"id": pid, "params": params, "kind": kind, "text": text, "origin": origin, "base": base_dir,
                       "sets": fixed, "dir": str(out / "points" / pid)})
     todo = [s for s in specs if not (Path(s["dir"]) / "summary.json").exists()]

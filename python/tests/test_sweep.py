@@ -98,3 +98,14 @@ def test_sweep_cli_and_plot(tmp_path):
     bad.write_text('base = "x.toml"\ngrid = {seed = [1]}\nbackend_typo = 1\n')
     r = subprocess.run([sys.executable, "-m", "tailsim", "sweep", str(bad)], capture_output=True, text=True)
     assert r.returncode == 1 and "backend_typo" in r.stderr
+
+
+def test_changed_fixed_settings_do_not_reuse_stale_points(tmp_path):
+    grid = {"workload[0].load": [0.3]}
+    a = tailsim.sweep(small_dict(60), grid, tmp_path / "s", set={"transport.kind": "tcp"}, workers=1, progress=False)
+    b = tailsim.sweep(small_dict(60), grid, tmp_path / "s", set={"transport.kind": "dctcp"}, workers=1, progress=False)
+    assert list(a.params["point"]) != list(b.params["point"])
+    assert b.result(b.params["point"][0]).config["transport"]["kind"] == "dctcp"
+    # Re-running the same sweep resumes: same point, nothing recomputed.
+    c = tailsim.sweep(small_dict(60), grid, tmp_path / "s", set={"transport.kind": "dctcp"}, workers=1, progress=False)
+    assert list(c.params["point"]) == list(b.params["point"])
