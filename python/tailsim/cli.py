@@ -98,13 +98,13 @@ def _plot(argv: List[str]) -> int:
 
 
 def _reproduce(argv: List[str]) -> int:
-    ap = argparse.ArgumentParser(prog="tailsim reproduce", description="Reproduce a paper's headline results (docs/pfabric.md).")
-    ap.add_argument("paper", choices=["pfabric"])
+    ap = argparse.ArgumentParser(prog="tailsim reproduce", description="Reproduce a paper's headline results (docs/pfabric.md, docs/homa.md).")
+    ap.add_argument("paper", choices=["pfabric", "homa"])
     ap.add_argument("--scale", choices=["small", "full"], default="small", help="small: minutes (CI); full: the paper's grid")
     ap.add_argument("--out", help="default: results/reproduce-<paper>-<scale>")
     ap.add_argument("--flows", type=int, help="flows per point (overrides the scale's)")
     ap.add_argument("--parts", default="main,deadlines,queues",
-                    help="comma-separated: main (Figs. 7-9), deadlines (Figs. 10-11), queues (Fig. 23)")
+                    help="pfabric only, comma-separated: main (Figs. 7-9), deadlines (Figs. 10-11), queues (Fig. 23)")
     ap.add_argument("--workers", type=int)
     ap.add_argument("--backend", choices=["local", "dask"], default="local")
     ap.add_argument("--scheduler")
@@ -112,6 +112,11 @@ def _reproduce(argv: List[str]) -> int:
     from . import reproduce
 
     out = a.out or f"results/reproduce-{a.paper}-{a.scale}"
+    if a.paper == "homa":
+        reproduce.homa(out, scale=a.scale, workers=a.workers, backend=a.backend, scheduler=a.scheduler, flows=a.flows)
+        print((Path(out) / "targets.md").read_text())
+        print(f"figures and data: {out}")
+        return 0
     parts = [p.strip() for p in a.parts.split(",") if p.strip()]
     bad = sorted(set(parts) - set(reproduce.PARTS))
     if bad:

@@ -28,6 +28,11 @@ fn rtt_bytes_come_from_the_topology_as_in_the_thesis() {
     let rtt = h.config().rtt_bytes;
     assert!((9600..=9800).contains(&rtt), "RTTbytes {rtt}");
     assert_eq!(h.config().payload, 1442);
+    // Unlimited buffers and no faults: nothing can be lost, so no RESEND timer (as in the thesis's runs).
+    assert_eq!(h.config().resend_timeout, None);
+    let (e, _) = homa("[switch]\nbuffer = \"500KB\"", "0,143,100,0\n");
+    let Transport::Homa(h) = &e.world.transport else { panic!() };
+    assert_eq!(h.config().resend_timeout, Some(tailsim::units::Time::ms(2)));
 }
 
 #[test]

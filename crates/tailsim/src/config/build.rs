@@ -570,7 +570,8 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         _ => None,
     });
     let transport = if homa {
-        super::homa::transport(&c, &cfg.transport, fr, ack, &net, dist.map(|d| d.0))?
+        let lossless = matches!(buffer, BufferPolicy::Unlimited) && nic_limit.is_none() && cfg.fault.is_empty();
+        super::homa::transport(&c, &cfg.transport, fr, ack, &net, dist.map(|d| d.0), lossless)?
     } else {
         super::transport::transport(&c, &cfg.transport, fr, ack, per_port, host_rate, dist)?
     };

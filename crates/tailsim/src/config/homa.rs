@@ -34,7 +34,18 @@ pub fn rtt_bytes(net: &Network, fr: Framing, ctrl: u32) -> u64 {
     ((data + back).0 as u128 * rate.0 as u128).div_ceil(8 * 1_000_000_000_000) as u64
 }
 
-pub(super) fn transport(c: &Ctx, t: &TransportCfg, fr: Framing, ctrl: u32, net: &Network, workload: Option<&SizeCdf>) -> R<Transport> {
+/// `lossless`: no buffer limit anywhere and no faults, so no packet can be lost and RESEND is off by default
+/// (as in the thesis's simulations): a timeout could only fire for packets starved at a low priority, and
+/// resending them would add load for nothing.
+pub(super) fn transport(
+    c: &Ctx,
+    t: &TransportCfg,
+    fr: Framing,
+    ctrl: u32,
+    net: &Network,
+    workload: Option<&SizeCdf>,
+    lossless: bool,
+) -> R<Transport> {
     let rtt = match t.rtt_bytes {
         Some(s) if s.0 == 0 => return Err(c.err("transport.rtt_bytes", "must be positive")),
         Some(s) => s.0,
@@ -77,10 +88,12 @@ pub(super) fn transport(c: &Ctx, t: &TransportCfg, fr: Framing, ctrl: u32, net: 
     if overcommit == 0 || overcommit > sched {
         return Err(c.err("transport.overcommit", format!("must be 1–{sched} (the scheduled levels), found {overcommit}")));
     }
-    let resend_timeout = t.resend_timeout.map_or(Time::ms(2), |d| d.0);
-    if resend_timeout == Time::ZERO {
-        return Err(c.err("transport.resend_timeout", "must be positive"));
-    }
+    let resend_timeout = match t.resend_timeout {
+        Some(d) if d.0 == Time::ZERO => return Err(c.err("transport.resend_timeout", "must be positive")),
+        Some(d) => Some(d.0),
+        None if lossless => None,
+        None => Some(Time::ms(2)),
+    };
     let cfg = HomaConfig {
         payload: fr.mss as u32,
         header: fr.header as u32,

@@ -46,8 +46,8 @@ pub struct HomaConfig {
     pub pacer: bool,
     /// Grants for a message's last RTTbytes use the unscheduled cutoff level when that is higher (§4.3.3).
     pub tail_boost: bool,
-    /// Receiver: RESEND after this long without a packet of an incomplete message.
-    pub resend_timeout: Time,
+    /// Receiver: RESEND after this long without a packet of an incomplete message (None: never).
+    pub resend_timeout: Option<Time>,
 }
 
 impl HomaConfig {
@@ -221,10 +221,10 @@ impl Homa {
             PktKind::Resend => self.on_resend(ctx, host, p),
             PktKind::Busy => {
                 // The sender has the message and will get to it: the receiver keeps waiting.
-                let gen = p.flow_gen;
-                let to = self.cfg.resend_timeout;
-                let m = self.msgs.get_mut(p.flow.0);
-                m.resend_timer.set(ctx, ctx.now + to, p.flow, gen, TimerKind::Resend);
+                if let Some(to) = self.cfg.resend_timeout {
+                    let m = self.msgs.get_mut(p.flow.0);
+                    m.resend_timer.set(ctx, ctx.now + to, p.flow, p.flow_gen, TimerKind::Resend);
+                }
             }
             PktKind::Ack | PktKind::Probe => unreachable!("Homa sends no ACKs or probes"),
         }
@@ -373,7 +373,9 @@ impl Homa {
             self.grant(ctx, host);
             return;
         }
-        m.resend_timer.set(ctx, ctx.now + to, slot, gen, TimerKind::Resend);
+        if let Some(to) = to {
+            m.resend_timer.set(ctx, ctx.now + to, slot, gen, TimerKind::Resend);
+        }
         if !m.seen {
             m.seen = true;
             if m.rcv_granted < m.npkts {
@@ -447,7 +449,7 @@ impl Homa {
     }
 
     fn on_resend_timeout(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32) {
-        let to = self.cfg.resend_timeout;
+        let Some(to) = self.cfg.resend_timeout else { return };
         let m = self.msgs.get_mut(slot.0);
         m.timeouts += 1;
         // The first packet the receiver allowed but has not got; nothing if it is waiting for its own grants.
