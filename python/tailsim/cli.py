@@ -103,27 +103,23 @@ def _reproduce(argv: List[str]) -> int:
     ap.add_argument("--scale", choices=["small", "full"], default="small", help="small: minutes (CI); full: the paper's grid")
     ap.add_argument("--out", help="default: results/reproduce-<paper>-<scale>")
     ap.add_argument("--flows", type=int, help="flows per point (overrides the scale's)")
-    ap.add_argument("--parts", default="main,deadlines,queues",
-                    help="pfabric only, comma-separated: main (Figs. 7-9), deadlines (Figs. 10-11), queues (Fig. 23)")
+    ap.add_argument("--parts", help="comma-separated; pfabric: main (Figs. 7-9), deadlines (Figs. 10-11), queues (Fig. 23); "
+                                     "homa: main (Figs. 6.1-6.2, Table 6.1), overcommit (Figs. 5.2/5.4), maxload (Fig. 6.3); default: all")
     ap.add_argument("--workers", type=int)
     ap.add_argument("--backend", choices=["local", "dask"], default="local")
     ap.add_argument("--scheduler")
     a = ap.parse_args(argv)
-    from . import reproduce
+    from . import reproduce, reproduce_homa
 
     out = a.out or f"results/reproduce-{a.paper}-{a.scale}"
-    if a.paper == "homa":
-        reproduce.homa(out, scale=a.scale, workers=a.workers, backend=a.backend, scheduler=a.scheduler, flows=a.flows)
-        print((Path(out) / "targets.md").read_text())
-        print(f"figures and data: {out}")
-        return 0
-    parts = [p.strip() for p in a.parts.split(",") if p.strip()]
-    bad = sorted(set(parts) - set(reproduce.PARTS))
+    known = reproduce_homa.PARTS if a.paper == "homa" else reproduce.PARTS
+    parts = [p.strip() for p in a.parts.split(",") if p.strip()] if a.parts else list(known)
+    bad = sorted(set(parts) - set(known))
     if bad:
-        print(f"tailsim reproduce: --parts: unknown {', '.join(bad)}; expected some of {', '.join(reproduce.PARTS)}", file=sys.stderr)
+        print(f"tailsim reproduce: --parts: unknown {', '.join(bad)}; expected some of {', '.join(known)}", file=sys.stderr)
         return 2
-    reproduce.pfabric(out, scale=a.scale, workers=a.workers, backend=a.backend, scheduler=a.scheduler, flows=a.flows,
-                      parts=parts)
+    run = reproduce_homa.homa if a.paper == "homa" else reproduce.pfabric
+    run(out, scale=a.scale, workers=a.workers, backend=a.backend, scheduler=a.scheduler, flows=a.flows, parts=parts)
     print((Path(out) / "targets.md").read_text())
     print(f"figures and data: {out}")
     return 0
@@ -139,7 +135,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return _plot(argv[1:])
     code = _core.cli(["tailsim", *argv], [sys.executable, "-m", "tailsim"])
     if argv and argv[0] in ("-h", "--help", "help"):
-        print("\nAlso (Python package):\n  sweep      Run an experiment over a grid of overrides\n  plot       Plot results or a sweep\n  reproduce  Reproduce a paper's results (pfabric)")
+        print("\nAlso (Python package):\n  sweep      Run an experiment over a grid of overrides\n  plot       Plot results or a sweep\n  reproduce  Reproduce a paper's results (pfabric, homa)")
     return code
 
 

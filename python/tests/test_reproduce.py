@@ -3,10 +3,11 @@ written, and the ordering the paper reports holds."""
 
 import json
 
+import pandas as pd
 import pytest
 
 import tailsim
-from tailsim import reproduce
+from tailsim import reproduce, reproduce_homa
 
 
 @pytest.fixture(scope="module")
@@ -99,15 +100,32 @@ def test_builders_cover_pfabric_edf_and_classes(tmp_path):
 
 
 def test_small_homa_reproduction(tmp_path):
-    m = reproduce.homa(tmp_path, scale="small", workers=2, progress=False)
+    m = reproduce_homa.homa(tmp_path, scale="small", workers=2, progress=False)
     assert set(m["workload"]) == {"homa-thesis-w1", "homa-thesis-w4"}
+    assert set(m["scheme"]) == {"Homa", "pFabric"}
     assert (m["unfinished"] == 0).all() and (m["messages"] > 10000).all()
+    homa, pfab = m[m["scheme"] == "Homa"], m[m["scheme"] == "pFabric"]
     # The thesis's headline: the shortest half of the messages see a p99 slowdown of at most 2.2 at 80 % load.
-    assert (m["p99_slowdown_short_half"] < 2.5).all(), m
+    assert (homa["p99_slowdown_short_half"] < 2.5).all(), m
+    # Same arrivals for both transports; Homa loses nothing (unlimited buffers), pFabric drops by design.
+    assert list(homa["messages"]) == list(pfab["messages"])
+    assert (homa["dropped"] == 0).all() and (pfab["dropped"] > 0).all()
+    assert ((homa["wasted_bandwidth"] >= 0) & (homa["wasted_bandwidth"] < 0.5)).all(), m
     # The unloaded one-way time of a message ≤ 100 B on homa-144, median over pairs (thesis: 2.1–2.3 µs across
     # racks; 1.9 µs within a rack).
     assert ((m["unloaded_latency_100B_us"] > 1.8) & (m["unloaded_latency_100B_us"] < 2.6)).all(), m
     for wl in ("homa-thesis-w1", "homa-thesis-w4"):
         assert (tmp_path / f"{wl}.png").stat().st_size > 0
     checks = json.loads((tmp_path / "targets.json").read_text())
-    assert len(checks) == 4 and all(isinstance(c["within"], bool) for c in checks)
+    # Per workload (W1, W4): short-message p99, 100 B latency, Homa vs pFabric; W6 with k = 1 and k = 7; the
+    # maximum load of Homa and pFabric on W1.
+    assert len(checks) == 2 * 3 + 2 + 2 and all(isinstance(c["within"], bool) for c in checks)
+    oc = pd.read_parquet(tmp_path / "overcommit.parquet")
+    assert set(oc["k"]) == {1, 7} and (oc["wasted_bandwidth"] > 0).all()
+    # Monogamous grants waste more of the receivers' bandwidth than overcommitment, at every load.
+    w = oc.pivot(index="load", columns="k", values="wasted_bandwidth")
+    assert (w[1] > w[7]).all(), w
+    ml = pd.read_parquet(tmp_path / "maxload.parquet")
+    assert set(ml["scheme"]) == {"Homa", "pFabric"} and ml["max_load"].notna().all()
+    for f in ("overcommit.png", "maxload.png"):
+        assert (tmp_path / f).stat().st_size > 0

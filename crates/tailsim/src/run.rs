@@ -42,6 +42,11 @@ pub struct Summary {
     /// Deadline workloads only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deadlines: Option<DeadlineStats>,
+    /// Receivers' downlinks: wasted bandwidth (idle with incomplete incoming flows) and utilization, from the
+    /// end of warm-up to the last Poisson arrival (the open-loop period; without Poisson generators, to the
+    /// end of the run); absent for flow-level runs (the Ideal).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receivers: Option<crate::metrics::inbound::InboundStats>,
     pub config: serde_json::Value,
 }
 
@@ -102,6 +107,7 @@ impl Experiment {
             },
             buckets: summarize(&w.records, &self.buckets, self.warmup),
             deadlines: deadline_stats(&w.records, self.warmup),
+            receivers: if self.flow_level { None } else { w.inbound_at_last_arrival.or_else(|| w.inbound.stats(&w.net, w.now)) },
             config: serde_json::to_value(&self.resolved).unwrap_or(serde_json::Value::Null),
         }
     }

@@ -2,6 +2,7 @@
 //! and the event loop that drives them.
 
 use crate::engine::{Event, EventQueue};
+use crate::metrics::inbound::{Inbound, InboundStats};
 use crate::metrics::{ideal_fct, FlowRecord, Framing};
 use crate::net::{Network, Packets};
 use crate::traffic::{Generator, NewFlow};
@@ -57,6 +58,12 @@ pub struct World {
     pub framing: Framing,
     pub records: Vec<FlowRecord>,
     pub flows_finished: u64,
+    /// Receivers' wasted downlink time (Homa thesis Ch. 5).
+    pub inbound: Inbound,
+    /// Receiver statistics taken when the last Poisson generator released its last flow: the open-loop
+    /// period, where the offered load applies (the drain after it would dilute utilization and waste).
+    pub inbound_at_last_arrival: Option<InboundStats>,
+    generators_left: usize,
     /// Queue-occupancy samples (time, port, bytes) every `sample_every`, if set.
     pub queue_samples: Vec<(Time, u32, u64)>,
     sample_every: Option<Time>,
@@ -89,7 +96,15 @@ impl World {
         for (i, f) in faults.iter().enumerate() {
             ev.schedule(f.at, Event::Fault(i as u32));
         }
+        let inbound = Inbound::new(&net);
+        // Only load-driven (Poisson) generators define an open-loop period; traces and incasts are measured
+        // over the whole run.
+        let generators_left =
+            generators.iter().filter(|g| matches!(g, Generator::Poisson { .. }) && g.next_time().is_some()).count();
         World {
+            inbound,
+            inbound_at_last_arrival: None,
+            generators_left,
             now: Time::ZERO,
             ev,
             pk: Packets::default(),
@@ -160,7 +175,10 @@ impl World {
                 let f = self.faults[i as usize].clone();
                 self.net.set_link(f.a, f.b, f.up, f.corrupt);
             }
-            Event::WarmupEnd => self.net.ports.iter_mut().for_each(|p| p.restart_occupancy(now)),
+            Event::WarmupEnd => {
+                self.net.ports.iter_mut().for_each(|p| p.restart_occupancy(now));
+                self.inbound.restart(&self.net, now);
+            }
             Event::QueueSample => self.sample_queues(),
         }
         if let Some((h, id)) = delivered {
@@ -235,6 +253,11 @@ impl World {
         g.release(&mut self.new_flows);
         if let Some(t) = g.next_time() {
             self.ev.schedule(t.max(self.now), Event::Arrival(i as u32));
+        } else if matches!(g, Generator::Poisson { .. }) {
+            self.generators_left -= 1;
+            if self.generators_left == 0 {
+                self.inbound_at_last_arrival = self.inbound.stats(&self.net, self.now);
+            }
         }
         let first = self.records.len();
         for nf in &self.new_flows {
@@ -270,11 +293,16 @@ impl World {
     fn apply_flow_events(&mut self) {
         for e in self.flow_events.drain(..) {
             match e {
+                FlowEvent::Heard { id, at } => {
+                    let dst = self.records[id as usize].dst;
+                    self.inbound.heard(&self.net, id, dst, at);
+                }
                 FlowEvent::Received { id, at } => {
                     let r = &mut self.records[id as usize];
                     if r.end.is_none() {
                         r.end = Some(at);
                         self.flows_finished += 1;
+                        self.inbound.received(&self.net, id, r.dst, at);
                     }
                 }
                 FlowEvent::Closed { id, retransmits, timeouts } => {

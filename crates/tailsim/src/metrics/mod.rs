@@ -1,5 +1,6 @@
 //! Per-flow records, summaries by flow-size bucket, and the ideal (empty-fabric) completion time.
 
+pub mod inbound;
 pub mod output;
 
 use crate::net::Network;

@@ -133,7 +133,7 @@ impl Network {
         self.hosts.len()
     }
     #[inline]
-    fn is_host(&self, n: NodeId) -> bool {
+    pub fn is_host(&self, n: NodeId) -> bool {
         n.idx() < self.hosts.len()
     }
     #[inline]
@@ -234,6 +234,7 @@ impl Network {
         let nb = pt.bytes - size;
         pt.occupancy_changed(now, nb);
         pt.busy = true;
+        pt.tx_start = now;
         let done = now + pt.rate.tx_time(size + pt.wire_overhead as u64);
         let node = pt.node;
         self.tx_current[port.idx()] = Some(id);
@@ -248,6 +249,7 @@ impl Network {
         self.packet_hops += 1;
         let pt = &mut self.ports[port.idx()];
         pt.busy = false;
+        pt.stats.busy_time += now - pt.tx_start;
         pt.stats.tx_packets += 1;
         pt.stats.tx_bytes += pk.get(id).size as u64;
         if !pt.up {
@@ -484,6 +486,7 @@ impl Network {
                     class_reserve: prm.class_reserve,
                     ecn_k: prm.ecn_k,
                     busy: false,
+                    tx_start: Time::ZERO,
                     paused: 0,
                     wire: Pipe::default(),
                     wire_overhead: prm.wire_overhead,

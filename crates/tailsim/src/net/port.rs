@@ -29,6 +29,8 @@ pub struct PortStats {
     pub last_change: Time,
     /// Start of the occupancy measurement (end of warm-up).
     pub since: Time,
+    /// Time spent serializing packets (including preamble and gap), over the whole run.
+    pub busy_time: Time,
 }
 
 pub struct Port {
@@ -50,6 +52,8 @@ pub struct Port {
     /// ECN threshold K per class in bytes (u64::MAX = no marking).
     pub ecn_k: [u64; CLASSES],
     pub busy: bool,
+    /// When the packet being serialized started (valid while `busy`).
+    pub tx_start: Time,
     /// Bit c set = class c paused by the peer (PFC).
     pub paused: u8,
     /// Packets propagating on the link, in order.
@@ -79,6 +83,14 @@ impl Port {
         }
         let area = self.stats.area + self.bytes as u128 * (now.0 - self.stats.last_change.0) as u128;
         area as f64 / span as f64
+    }
+    /// Total time this port's transmitter has been busy up to `now`, counting the packet in progress.
+    pub fn busy_through(&self, now: Time) -> Time {
+        if self.busy {
+            self.stats.busy_time + (now - self.tx_start)
+        } else {
+            self.stats.busy_time
+        }
     }
     /// Restart the occupancy statistics (max and time-average) at `now`; drop and mark counters keep counting.
     pub fn restart_occupancy(&mut self, now: Time) {

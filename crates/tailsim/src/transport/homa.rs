@@ -378,6 +378,7 @@ impl Homa {
         }
         if !m.seen {
             m.seen = true;
+            ctx.report(FlowEvent::Heard { id: m.id, at: ctx.now });
             if m.rcv_granted < m.npkts {
                 m.in_inc = true;
                 self.hosts[host.idx()].inc.push(slot);

@@ -25,6 +25,9 @@ pub struct FlowSpec {
 /// What a transport reports about a flow.
 #[derive(Clone, Copy, Debug)]
 pub enum FlowEvent {
+    /// The receiver has learned of an incomplete flow (its first data packet arrived and more are due).
+    /// Reported at most once per flow; the receiver-side bandwidth accounting counts from here.
+    Heard { id: u64, at: Time },
     /// The receiver holds every byte: the flow's completion time.
     Received { id: u64, at: Time },
     /// The sender has every byte acknowledged and dropped its state.

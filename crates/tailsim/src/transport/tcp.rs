@@ -297,6 +297,7 @@ impl Tcp {
         }
         f.last_ts = p.ts;
         let s = p.seq;
+        let first = f.rcv_nxt == 0 && f.ooo.is_empty();
         let mut immediate = false;
         if s < f.rcv_nxt || f.ooo.iter().any(|&(a, b)| a <= s && s < b) {
             immediate = true; // duplicate: ACK at once so the sender learns
@@ -318,6 +319,8 @@ impl Tcp {
             f.received = true;
             immediate = true;
             ctx.report(FlowEvent::Received { id: f.id, at: ctx.now });
+        } else if first {
+            ctx.report(FlowEvent::Heard { id: f.id, at: ctx.now });
         }
         f.pending_acks += 1;
         if immediate || f.pending_acks >= delack {
