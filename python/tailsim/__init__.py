@@ -37,6 +37,7 @@ from .builders import (
 )
 from .result import Result, check, run
 from .thresholds import thresholds
+from .qjump import qjump_levels
 from .sweep import SweepResult, sweep
 
 load = Result.load
@@ -45,5 +46,5 @@ __all__ = [
     "run", "check", "sweep", "load", "Result", "SweepResult", "ConfigError", "SimulationError", "plots",
     "builtin_cdfs", "Experiment", "Preset", "LeafSpine", "FatTree", "HtsimTopology", "TopologyFile", "Host",
     "Switch", "Routing", "PacketFormat", "Tcp", "Dctcp", "Poisson", "Incast", "Permutation", "Trace", "Fault",
-    "Stop", "Output", "PFabric", "Ideal", "Homa", "thresholds", "__version__",
+    "Stop", "Output", "PFabric", "Ideal", "Homa", "thresholds", "qjump_levels", "__version__",
 ]

@@ -98,27 +98,29 @@ def _plot(argv: List[str]) -> int:
 
 
 def _reproduce(argv: List[str]) -> int:
-    ap = argparse.ArgumentParser(prog="tailsim reproduce", description="Reproduce a paper's headline results (docs/pfabric.md, docs/homa.md).")
-    ap.add_argument("paper", choices=["pfabric", "homa"])
+    ap = argparse.ArgumentParser(prog="tailsim reproduce", description="Reproduce a paper's headline results (docs/pfabric.md, docs/homa.md, docs/qjump.md).")
+    ap.add_argument("paper", choices=["pfabric", "homa", "qjump"])
     ap.add_argument("--scale", choices=["small", "full"], default="small", help="small: minutes (CI); full: the paper's grid")
     ap.add_argument("--out", help="default: results/reproduce-<paper>-<scale>")
     ap.add_argument("--flows", type=int, help="flows per point (overrides the scale's)")
     ap.add_argument("--parts", help="comma-separated; pfabric: main (Figs. 7-9), deadlines (Figs. 10-11), queues (Fig. 23); "
-                                     "homa: main (Figs. 6.1-6.2, Table 6.1), overcommit (Figs. 5.2/5.4), maxload (Fig. 6.3); default: all")
+                                     "homa: main (Figs. 6.1-6.2, Table 6.1), overcommit (Figs. 5.2/5.4), maxload (Fig. 6.3); "
+                                     "qjump: bound (Fig. 4.10), fabric (Fig. 4.7), and the others in docs/qjump.md; default: all")
     ap.add_argument("--workers", type=int)
     ap.add_argument("--backend", choices=["local", "dask"], default="local")
     ap.add_argument("--scheduler")
     a = ap.parse_args(argv)
-    from . import reproduce, reproduce_homa
+    from . import reproduce, reproduce_homa, reproduce_qjump
 
     out = a.out or f"results/reproduce-{a.paper}-{a.scale}"
-    known = reproduce_homa.PARTS if a.paper == "homa" else reproduce.PARTS
+    papers = {"pfabric": (reproduce.PARTS, reproduce.pfabric), "homa": (reproduce_homa.PARTS, reproduce_homa.homa),
+              "qjump": (reproduce_qjump.PARTS, reproduce_qjump.qjump)}
+    known, run = papers[a.paper]
     parts = [p.strip() for p in a.parts.split(",") if p.strip()] if a.parts else list(known)
     bad = sorted(set(parts) - set(known))
     if bad:
         print(f"tailsim reproduce: --parts: unknown {', '.join(bad)}; expected some of {', '.join(known)}", file=sys.stderr)
         return 2
-    run = reproduce_homa.homa if a.paper == "homa" else reproduce.pfabric
     run(out, scale=a.scale, workers=a.workers, backend=a.backend, scheduler=a.scheduler, flows=a.flows, parts=parts)
     print((Path(out) / "targets.md").read_text())
     print(f"figures and data: {out}")

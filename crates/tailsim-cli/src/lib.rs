@@ -69,6 +69,36 @@ enum Cmd {
         #[arg(long)]
         classes: usize,
     },
+    /// QJUMP's network epoch and, per level, the bucket, rate and latency bound (docs/qjump.md).
+    Qjump {
+        /// N: hosts that may send to one destination.
+        #[arg(long, default_value_t = 144)]
+        hosts: u64,
+        /// Edge link rate.
+        #[arg(long, default_value = "10Gbps")]
+        rate: String,
+        /// P: largest packet in bytes (inter-frame gap included if it should count).
+        #[arg(long, default_value = "9000")]
+        packet: String,
+        /// ε: switch processing delay.
+        #[arg(long, default_value = "0")]
+        eps: String,
+        /// Throughput factors, class 0 (the thesis's level 7) first.
+        #[arg(long, default_value = "1,2,3,5,10,20,100,144")]
+        f: String,
+        /// k in k·N·P/r + ε: 1 = the thesis (Eq. 3.13), 2 = the NSDI'15 form.
+        #[arg(long, default_value_t = 1)]
+        epoch_factor: u32,
+        /// An explicit network epoch instead of the formula.
+        #[arg(long)]
+        epoch: Option<String>,
+        /// "per-level-epoch" (the thesis) or "common-epoch" (the ns-2 code).
+        #[arg(long, default_value = "per-level-epoch")]
+        budget: String,
+        /// Also print the single-switch worst case n·P/r + ε (Eq. 3.3) for these n, e.g. 1,6,10.
+        #[arg(long)]
+        fan_in: Option<String>,
+    },
     /// Measure simulator speed on fixed scenarios (events/s, packet-hops/s, wall s per simulated s, memory).
     Bench {
         /// Run only this scenario (see --list).
@@ -103,6 +133,9 @@ pub fn main_with(args: Vec<String>, self_cmd: Vec<String>) -> u8 {
         }).map_err(|e| e.to_string()),
         Cmd::Bench { scenario, list, time, in_process } => bench::main(scenario, list, time, in_process, &self_cmd),
         Cmd::Thresholds { cdf, load, classes } => thresholds(&cdf, load, classes),
+        Cmd::Qjump { hosts, rate, packet, eps, f, epoch_factor, epoch, budget, fan_in } => {
+            qjump(hosts, &rate, &packet, &eps, &f, epoch_factor, epoch.as_deref(), &budget, fan_in.as_deref())
+        }
     };
     match res {
         Ok(()) => 0,
@@ -129,6 +162,49 @@ fn thresholds(name: &str, load: f64, classes: usize) -> Result<(), String> {
         let fct = mg1_normalized_fct(&cdf, load, &f).map_err(|e| e.to_string())?;
         let list: Vec<String> = t.iter().map(|b| format!("\"{b}B\"")).collect();
         out!("  {label:<12} class_thresholds = [{}]   model mean normalized FCT {fct:.4}", list.join(", "));
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn qjump(hosts: u64, rate: &str, packet: &str, eps: &str, f: &str, epoch_factor: u32, epoch: Option<&str>, budget: &str, fan_in: Option<&str>) -> Result<(), String> {
+    use tailsim::config::units::{parse_duration, parse_rate, parse_size};
+    use tailsim::qjump::{report, switch_latency, Budget, QjumpParams};
+    let fv: Vec<f64> = f.split(',').map(|x| x.trim().parse::<f64>().map_err(|_| format!("--f: \"{x}\" is not a number"))).collect::<Result<_, _>>()?;
+    if fv.is_empty() || fv.len() > 8 || fv.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
+        return Err(format!("--f: expected 1–8 positive throughput factors, found \"{f}\""));
+    }
+    if hosts == 0 || epoch_factor == 0 {
+        return Err("--hosts and --epoch-factor must be at least 1".into());
+    }
+    let mut fa = [1.0; 8];
+    fa[..fv.len()].copy_from_slice(&fv);
+    let q = QjumpParams {
+        hosts,
+        edge_rate: parse_rate(rate).map_err(|e| format!("--rate: {e}"))?,
+        max_packet: parse_size(packet).map_err(|e| format!("--packet: {e}"))?,
+        switch_delay: parse_duration(eps).map_err(|e| format!("--eps: {e}"))?,
+        epoch_factor,
+        epoch: epoch.map(|e| parse_duration(e).map_err(|m| format!("--epoch: {m}"))).transpose()?,
+        f: fa,
+        budget: match budget {
+            "per-level-epoch" => Budget::PerLevelEpoch,
+            "common-epoch" => Budget::CommonEpoch,
+            o => return Err(format!("--budget: expected \"per-level-epoch\" or \"common-epoch\", found \"{o}\"")),
+        },
+    };
+    if q.max_packet == 0 {
+        return Err("--packet must be at least 1 byte".into());
+    }
+    let text = report(&q);
+    let shown = text.lines().take(2 + fv.len()).collect::<Vec<_>>().join("\n");
+    out!("{shown}");
+    if let Some(ns) = fan_in {
+        out!("single switch, n senders of one P-byte packet each (Eq. 3.3, n·P/r + ε):");
+        for n in ns.split(',') {
+            let n: u64 = n.trim().parse().map_err(|_| format!("--fan-in: \"{n}\" is not a whole number"))?;
+            out!("  n = {n:>4}: {}", switch_latency(n, q.max_packet, q.edge_rate, q.switch_delay));
+        }
     }
     Ok(())
 }
@@ -196,8 +272,8 @@ fn print_summary(s: &Summary) {
         s.name, s.flows_started, s.flows_finished, s.simulated_seconds, s.wall_seconds, s.events_per_second / 1e6, s.packet_hops_per_second / 1e6, s.stop_reason
     );
     out!(
-        "packets: {} delivered, {} dropped ({} overflow, {} link down, {} corrupt), {} ECN-marked",
-        s.packets.delivered, s.packets.dropped, s.packets.dropped_overflow, s.packets.dropped_link_down, s.packets.dropped_corrupt, s.packets.ecn_marked
+        "packets: {} delivered, {} dropped ({} overflow, {} link down, {} corrupt, {} policed), {} ECN-marked",
+        s.packets.delivered, s.packets.dropped, s.packets.dropped_overflow, s.packets.dropped_link_down, s.packets.dropped_corrupt, s.packets.dropped_policed, s.packets.ecn_marked
     );
     out!(
         "{:<16} {:>8} {:>6} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9} {:>9}",

@@ -176,6 +176,56 @@ fn class_thresholds(name: &str, load: f64, classes: usize, rule: &str) -> PyResu
     Ok((t, fct))
 }
 
+/// One QJUMP level: (class, level, f, epoch ps, budget bytes, rate bit/s, latency bound ps, guaranteed).
+type QjumpLevelRow = (u8, u8, f64, u64, u64, f64, u64, bool);
+
+/// QJUMP's network epoch (ps) and per-level buckets and bounds (docs/qjump.md). Units as in experiment
+/// files: `edge_rate` "10Gbps", `max_packet` a size, `switch_delay` and `epoch` durations.
+#[pyfunction]
+#[pyo3(signature = (hosts, edge_rate, max_packet, switch_delay, f, epoch_factor=1, epoch=None, budget="per-level-epoch"))]
+#[allow(clippy::too_many_arguments)]
+fn qjump_levels(
+    hosts: u64,
+    edge_rate: &str,
+    max_packet: &str,
+    switch_delay: &str,
+    f: Vec<f64>,
+    epoch_factor: u32,
+    epoch: Option<&str>,
+    budget: &str,
+) -> PyResult<(u64, Vec<QjumpLevelRow>)> {
+    use tailsim::config::units::{parse_duration, parse_rate, parse_size};
+    use tailsim::qjump::{levels, network_epoch, Budget, QjumpParams};
+    let err = |k: &str, m: String| ConfigError::new_err(format!("{k}: {m}"));
+    if f.is_empty() || f.len() > 8 || f.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
+        return Err(err("f", format!("expected 1–8 positive throughput factors, found {f:?}")));
+    }
+    if hosts == 0 || epoch_factor == 0 {
+        return Err(err("hosts", "hosts and epoch_factor must be at least 1".into()));
+    }
+    let mut fa = [1.0; 8];
+    fa[..f.len()].copy_from_slice(&f);
+    let q = QjumpParams {
+        hosts,
+        edge_rate: parse_rate(edge_rate).map_err(|m| err("edge_rate", m))?,
+        max_packet: parse_size(max_packet).map_err(|m| err("max_packet", m))?,
+        switch_delay: parse_duration(switch_delay).map_err(|m| err("switch_delay", m))?,
+        epoch_factor,
+        epoch: epoch.map(|e| parse_duration(e).map_err(|m| err("epoch", m))).transpose()?,
+        f: fa,
+        budget: match budget {
+            "per-level-epoch" => Budget::PerLevelEpoch,
+            "common-epoch" => Budget::CommonEpoch,
+            o => return Err(err("budget", format!("expected \"per-level-epoch\" or \"common-epoch\", found \"{o}\""))),
+        },
+    };
+    let rows = levels(&q)[..f.len()]
+        .iter()
+        .map(|l| (l.class, l.level, l.f, l.epoch.0, l.budget, l.rate_bps, l.latency.0, l.guaranteed))
+        .collect();
+    Ok((network_epoch(&q).0, rows))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", m.py().get_type_bound::<ConfigError>())?;
@@ -187,5 +237,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtin_cdfs, m)?)?;
     m.add_function(wrap_pyfunction!(cdf_mean_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(class_thresholds, m)?)?;
+    m.add_function(wrap_pyfunction!(qjump_levels, m)?)?;
     Ok(())
 }

@@ -10,6 +10,7 @@ pub mod engine;
 pub mod ideal;
 pub mod metrics;
 pub mod net;
+pub mod qjump;
 pub mod run;
 pub mod sim;
 pub mod traffic;

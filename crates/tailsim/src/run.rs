@@ -2,6 +2,7 @@
 
 use crate::config::{Experiment, OutputFormat};
 use crate::metrics::output::{write_atomic, write_csv, write_parquet, Column};
+use crate::metrics::latency::LatencySummary;
 use crate::metrics::{deadline_stats, summarize, BucketStats, DeadlineStats};
 use crate::sim::{Progress, StopReason};
 use serde::Serialize;
@@ -18,6 +19,7 @@ pub struct PacketCounts {
     pub dropped_overflow: u64,
     pub dropped_link_down: u64,
     pub dropped_corrupt: u64,
+    pub dropped_policed: u64,
     pub ecn_marked: u64,
 }
 
@@ -47,7 +49,78 @@ pub struct Summary {
     /// end of the run); absent for flow-level runs (the Ideal).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receivers: Option<crate::metrics::inbound::InboundStats>,
+    /// QJUMP runs only: per regulated class, the bucket, its counters and the delivered packets' latency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qjump: Option<QjumpSummary>,
     pub config: serde_json::Value,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct QjumpSummary {
+    pub network_epoch_us: f64,
+    pub variant: String,
+    pub anchor: String,
+    pub excess: String,
+    pub levels: Vec<QjumpLevelSummary>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct QjumpLevelSummary {
+    pub class: u8,
+    pub level: u8,
+    pub f: f64,
+    pub epoch_us: f64,
+    pub budget_bytes: u64,
+    pub rate_mbps: f64,
+    /// The calculator's fan-in switch latency, min(N, N/f)·P/r + ε.
+    pub bound_us: f64,
+    pub admitted: u64,
+    pub policed: u64,
+    pub held: u64,
+    pub max_hold_us: f64,
+    /// Data packets of the class: send to last bit at the destination.
+    pub latency: LatencySummary,
+    /// The last switch, last bit in to last bit out.
+    pub last_hop: LatencySummary,
+}
+
+fn qjump_summary(q: &crate::net::regulator::Regulator) -> QjumpSummary {
+    let levels = q
+        .bounds
+        .iter()
+        .map(|l| {
+            let st = &q.stats[l.class as usize];
+            QjumpLevelSummary {
+                class: l.class,
+                level: l.level,
+                f: l.f,
+                epoch_us: l.epoch.micros(),
+                budget_bytes: l.budget,
+                rate_mbps: l.rate_bps / 1e6,
+                bound_us: l.latency.micros(),
+                admitted: st.admitted,
+                policed: st.policed,
+                held: st.held,
+                max_hold_us: st.max_hold.micros(),
+                latency: st.latency.summary(),
+                last_hop: st.last_hop.summary(),
+            }
+        })
+        .collect();
+    let kebab = |s: String| s.chars().fold(String::new(), |mut a, ch| {
+        if ch.is_uppercase() && !a.is_empty() {
+            a.push('-');
+        }
+        a.push(ch.to_ascii_lowercase());
+        a
+    });
+    QjumpSummary {
+        network_epoch_us: q.network_epoch.micros(),
+        variant: kebab(format!("{:?}", q.variant)),
+        anchor: kebab(format!("{:?}", q.anchor)),
+        excess: kebab(format!("{:?}", q.excess)),
+        levels,
+    }
 }
 
 /// Peak resident memory of this process (Linux VmHWM), if known.
@@ -103,11 +176,13 @@ impl Experiment {
                 dropped_overflow: sum(|s| s.drops_overflow),
                 dropped_link_down: sum(|s| s.drops_link_down),
                 dropped_corrupt: sum(|s| s.drops_corrupt),
+                dropped_policed: sum(|s| s.drops_policed),
                 ecn_marked: sum(|s| s.ecn_marks),
             },
             buckets: summarize(&w.records, &self.buckets, self.warmup),
             deadlines: deadline_stats(&w.records, self.warmup),
             receivers: if self.flow_level { None } else { w.inbound_at_last_arrival.or_else(|| w.inbound.stats(&w.net, w.now)) },
+            qjump: w.net.qjump.as_ref().map(qjump_summary),
             config: serde_json::to_value(&self.resolved).unwrap_or(serde_json::Value::Null),
         }
     }
@@ -160,6 +235,7 @@ impl Experiment {
             Column::I64("drops_overflow", i(&|x| x.stats.drops_overflow as i64)),
             Column::I64("drops_link_down", i(&|x| x.stats.drops_link_down as i64)),
             Column::I64("drops_corrupt", i(&|x| x.stats.drops_corrupt as i64)),
+            Column::I64("drops_policed", i(&|x| x.stats.drops_policed as i64)),
             Column::I64("ecn_marks", i(&|x| x.stats.ecn_marks as i64)),
             Column::I64("max_queue_bytes", i(&|x| x.stats.max_bytes as i64)),
             Column::F64("avg_queue_bytes", p.iter().map(|x| x.avg_bytes(w.now)).collect()),

@@ -64,6 +64,8 @@ pub struct World {
     /// period, where the offered load applies (the drain after it would dilute utilization and waste).
     pub inbound_at_last_arrival: Option<InboundStats>,
     generators_left: usize,
+    /// Per generator: the class its flows' packets use, if the workload sets one.
+    pub flow_class: Vec<Option<u8>>,
     /// Queue-occupancy samples (time, port, bytes) every `sample_every`, if set.
     pub queue_samples: Vec<(Time, u32, u64)>,
     sample_every: Option<Time>,
@@ -115,6 +117,7 @@ impl World {
             framing,
             records: Vec::new(),
             flows_finished: 0,
+            flow_class: Vec::new(),
             queue_samples: Vec::new(),
             sample_every,
             flow_events: Vec::new(),
@@ -166,6 +169,7 @@ impl World {
             Event::WireArrival(p) => delivered = self.net.on_wire_arrival(now, &mut self.ev, &mut self.pk, p),
             Event::SwitchForward(s) => self.net.on_switch_forward(now, &mut self.ev, &mut self.pk, s),
             Event::HostTx(h) => self.net.on_host_tx(now, &mut self.ev, &mut self.pk, h),
+            Event::HostShaper(h) => self.net.on_host_shaper(now, &mut self.ev, &mut self.pk, h),
             Event::HostRx(h) => delivered = Some((h, self.net.on_host_rx(&mut self.ev, h))),
             Event::Timer(slot, gen, kind) => {
                 self.with_transport(|tr, ctx| tr.on_timer(ctx, slot, gen, kind));
@@ -282,10 +286,18 @@ impl World {
     }
 
     fn on_arrival(&mut self, i: usize) {
+        let class = self.flow_class.get(i).copied().flatten();
         for k in self.release_flows(i) {
             let r = &self.records[k];
-            let spec =
-                FlowSpec { id: r.id, src: r.src, dst: r.dst, size: r.size, start: r.start, deadline: r.deadline.map(|d| r.start + d) };
+            let spec = FlowSpec {
+                id: r.id,
+                src: r.src,
+                dst: r.dst,
+                size: r.size,
+                start: r.start,
+                deadline: r.deadline.map(|d| r.start + d),
+                class,
+            };
             self.with_transport(|tr, ctx| tr.start_flow(ctx, spec));
         }
     }
@@ -319,7 +331,7 @@ impl World {
         let live = self.pk.live() as u64;
         let in_net = self.net.packets_in_network() as u64;
         let port_drops: u64 =
-            self.net.ports.iter().map(|p| p.stats.drops_overflow + p.stats.drops_link_down + p.stats.drops_corrupt).sum();
+            self.net.ports.iter().map(|p| p.stats.drops_overflow + p.stats.drops_link_down + p.stats.drops_corrupt + p.stats.drops_policed).sum();
         let pk = &self.pk;
         if pk.created != pk.consumed + pk.dropped + live {
             return Err(format!(

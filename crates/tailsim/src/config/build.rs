@@ -524,7 +524,10 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         wire_overhead: fr.wire_overhead as u32,
         seed: cfg.seed,
     };
-    let net = Network::build(&spec, &prm).map_err(|m| c.err("topology", m))?;
+    let mut net = Network::build(&spec, &prm).map_err(|m| c.err("topology", m))?;
+    if let Some(q) = &cfg.qjump {
+        net.qjump = Some(super::qjump::regulator(&c, q, &net, fr)?);
+    }
     let hosts = net.n_hosts() as u32;
     if hosts < 2 {
         return Err(c.err("topology", format!("the topology has {hosts} host(s); at least 2 are needed")));
@@ -533,6 +536,21 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
     let host_rate = BitsPerSec(net.hosts.iter().map(|h| net.ports[h.nic.idx()].rate.0 as u128).sum::<u128>() as u64 / hosts as u64);
     if cfg.workload.is_empty() {
         return Err(c.err("workload", "missing: add at least one [[workload]] table"));
+    }
+    let mut flow_class = Vec::with_capacity(cfg.workload.len());
+    for (i, w) in cfg.workload.iter().enumerate() {
+        if let Some(cl) = w.class {
+            if cl as usize >= CLASSES {
+                return Err(c.err(&format!("workload[{i}].class"), format!("must be 0–7, found {cl}")));
+            }
+            if homa {
+                return Err(c.err(&format!("workload[{i}].class"), "applies to the TCP family only (Homa chooses its own priorities)"));
+            }
+            if cfg.transport.priority.as_deref() == Some("deadline") {
+                return Err(c.err(&format!("workload[{i}].class"), "does not combine with transport.priority = \"deadline\" (which uses two classes of its own)"));
+            }
+        }
+        flow_class.push(w.class);
     }
     let generators = cfg
         .workload
@@ -596,10 +614,12 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
     let name = cfg.name.clone().unwrap_or_else(|| {
         Path::new(&src.origin).file_stem().map_or("experiment".into(), |s| s.to_string_lossy().into_owned())
     });
+    let mut world = World::new(net, transport, generators, faults, fr, warmup, sample_every);
+    world.flow_class = flow_class;
     Ok(Experiment {
         name,
         seed: cfg.seed,
-        world: World::new(net, transport, generators, faults, fr, warmup, sample_every),
+        world,
         stop: StopAt { time: cfg.stop.time.map(|d| d.0), max_events: cfg.stop.max_events },
         out_dir: o.dir.clone(),
         format,

@@ -4,6 +4,7 @@
 mod build;
 mod homa;
 mod presets;
+mod qjump;
 pub mod schema;
 mod transport;
 pub mod units;

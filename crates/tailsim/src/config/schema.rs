@@ -27,6 +27,8 @@ pub struct ExperimentConfig {
     pub fault: Vec<FaultCfg>,
     #[serde(default)]
     pub stop: StopCfg,
+    /// QJUMP's host regulators (absent = none).
+    pub qjump: Option<QjumpCfg>,
     #[serde(default)]
     pub output: OutputCfg,
 }
@@ -167,7 +169,8 @@ pub struct TransportCfg {
     pub dctcp_g: Option<f64>,
     pub dctcp_alpha_init: Option<f64>,
     pub class: Option<u8>,
-    /// Packet priority numbers for pFabric queues: "none", "remaining", "bytes-sent", "flow-size", "deadline".
+    /// Packet priority numbers for pFabric queues: "none", "remaining", "bytes-sent", "flow-size", "class",
+    /// "deadline".
     pub priority: Option<String>,
     /// Data packets' class by flow-size thresholds (pFabric §6): sizes, "optimal" (M/G/1 model) or
     /// "equal-count".
@@ -228,6 +231,9 @@ pub struct WorkloadCfg {
     pub deadline_below: Option<Size>,
     /// A deadline is at least this multiple of the flow's ideal FCT (default 1.25).
     pub deadline_min_slack: Option<f64>,
+    /// Strict-priority class (0–7) of every data packet and ACK of this workload's flows, instead of the
+    /// transport's `class` / `class_thresholds` (a QJUMP level per application, as on the testbed).
+    pub class: Option<u8>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -258,4 +264,34 @@ pub struct OutputCfg {
     pub warmup: Option<Duration>,
     /// Sample every port's queue occupancy at this interval into queues.parquet (off by default).
     pub queue_sample: Option<Duration>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct QjumpCfg {
+    /// Throughput factor per class, class 0 (the thesis's level 7) first; classes past the list's end are
+    /// not regulated.
+    pub f: Option<Vec<f64>>,
+    /// N (default: the topology's hosts).
+    pub hosts: Option<u64>,
+    /// P: bytes per epoch and largest packet, wire overhead included (default: mss + header + wire_overhead).
+    pub max_packet: Option<Size>,
+    /// ε (default: the largest switch forwarding delay).
+    pub switch_delay: Option<Duration>,
+    /// r_edge (default: the slowest host link).
+    pub edge_rate: Option<Rate>,
+    /// k in k·N·P/r + ε (default 1, the thesis; 2 is the NSDI'15 form).
+    pub epoch_factor: Option<u32>,
+    /// An explicit network epoch instead of the formula.
+    pub epoch: Option<Duration>,
+    /// "per-level-epoch" (default) or "common-epoch".
+    pub budget: Option<String>,
+    /// "ltb-listing" (default), "ltb-text", "zero-on-send" or "epoch-budget".
+    pub variant: Option<String>,
+    /// "lazy" (default) or "aligned".
+    pub anchor: Option<String>,
+    /// "police" (default) or "shape".
+    pub excess: Option<String>,
+    /// "host" (default: a bucket per host and class) or "flow" (a bucket per flow, police only).
+    pub per: Option<String>,
 }

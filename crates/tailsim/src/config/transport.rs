@@ -55,11 +55,12 @@ pub(super) fn transport(
         "remaining" => Priority::Remaining,
         "bytes-sent" => Priority::BytesSent,
         "flow-size" => Priority::FlowSize,
+        "class" => Priority::Class,
         "deadline" => Priority::Deadline,
         o => {
             return Err(c.err(
                 "transport.priority",
-                format!("expected \"none\", \"remaining\", \"bytes-sent\", \"flow-size\" or \"deadline\", found \"{o}\""),
+                format!("expected \"none\", \"remaining\", \"bytes-sent\", \"flow-size\", \"class\" or \"deadline\", found \"{o}\""),
             ))
         }
     };

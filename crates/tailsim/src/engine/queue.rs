@@ -25,6 +25,8 @@ pub enum Event {
     HostTx(NodeId),
     /// The head of a host's receive-delay line reaches the transport.
     HostRx(NodeId),
+    /// A host's QJUMP shaper may release held packets (a new epoch began).
+    HostShaper(NodeId),
     /// A transport timer of a flow (slot, generation).
     Timer(FlowSlot, u32, TimerKind),
     /// Workload generator `i` releases its next flow.

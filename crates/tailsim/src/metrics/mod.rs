@@ -1,6 +1,7 @@
 //! Per-flow records, summaries by flow-size bucket, and the ideal (empty-fabric) completion time.
 
 pub mod inbound;
+pub mod latency;
 pub mod output;
 
 use crate::net::Network;

@@ -10,13 +10,15 @@ pub mod packet;
 pub mod pfabric;
 pub mod port;
 pub mod queue;
+pub mod regulator;
 pub mod routing;
 pub mod topology;
 #[cfg(test)]
 mod tests;
 
 use crate::engine::{Event, EventQueue, Pipe, Rng, Slab};
-use packet::Packet;
+use packet::{Packet, PktKind};
+use regulator::Verdict;
 use port::{DropReason, Port};
 use pfabric::PFabricQueue;
 use queue::{PrioFifo, QueueDisc, CLASSES};
@@ -122,6 +124,8 @@ pub struct Network {
     pub lb: LoadBalance,
     /// Packet transmissions completed over all links (the throughput metric "packet-hops").
     pub packet_hops: u64,
+    /// QJUMP's per-host, per-class rate limiters in front of the NIC queues (docs/qjump.md).
+    pub qjump: Option<regulator::Regulator>,
 }
 
 /// What the datapath hands back to the simulation: a packet that reached a host's transport.
@@ -146,8 +150,7 @@ impl Network {
     pub fn host_send(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, h: NodeId, id: PktId) {
         let host = &mut self.hosts[h.idx()];
         if host.tx_delay.0 == 0 {
-            let nic = host.nic;
-            self.enqueue(now, ev, pk, nic, id);
+            self.host_egress(now, ev, pk, h, id);
         } else if host.tx_pipe.push(now + host.tx_delay, id) {
             ev.schedule(now + host.tx_delay, Event::HostTx(h));
         }
@@ -159,8 +162,68 @@ impl Network {
         if let Some(t) = next {
             ev.schedule(t, Event::HostTx(h));
         }
-        let nic = host.nic;
+        self.host_egress(now, ev, pk, h, id);
+    }
+
+    /// The host's regulator (if any) passes, drops or holds a packet on its way to the NIC queue. Only data
+    /// packets are regulated (docs/qjump.md: ACKs and control packets pass).
+    #[inline]
+    fn host_egress(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, h: NodeId, id: PktId) {
+        let nic = self.hosts[h.idx()].nic;
+        if let Some(q) = &mut self.qjump {
+            let p = pk.get(id);
+            if p.kind == PktKind::Data {
+                let bytes = p.size as u64 + self.ports[nic.idx()].wire_overhead as u64;
+                match q.offer(now, h.idx(), p.class as usize, bytes, id, p.flow.idx(), p.flow_gen) {
+                    Verdict::Send => {}
+                    Verdict::Drop => return drop_packet(&mut self.ports[nic.idx()], pk, id, DropReason::Policed),
+                    Verdict::Held(wake) => {
+                        if let Some(t) = wake {
+                            ev.schedule(t, Event::HostShaper(h));
+                        }
+                        return;
+                    }
+                }
+            }
+        }
         self.enqueue(now, ev, pk, nic, id);
+    }
+
+    /// A host's shaper event: release every held packet that fits now, then wait for the next epoch.
+    pub fn on_host_shaper(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, h: NodeId) {
+        let nic = self.hosts[h.idx()].nic;
+        let overhead = self.ports[nic.idx()].wire_overhead as u64;
+        let Some(q) = &mut self.qjump else { return };
+        if !q.wake_due(h.idx(), now) {
+            return;
+        }
+        loop {
+            let q = self.qjump.as_mut().expect("checked");
+            let Some(id) = q.release(now, h.idx(), |i| pk.get(i).size as u64 + overhead) else { break };
+            self.enqueue(now, ev, pk, nic, id);
+        }
+        if let Some(t) = self.qjump.as_mut().expect("checked").rearm(now, h.idx()) {
+            ev.schedule(t, Event::HostShaper(h));
+        }
+    }
+
+    /// Latency of a data packet reaching host `h` over `port` (QJUMP's statistics): from its send time, and
+    /// the last switch's delay from the last bit in to the last bit out (the thesis's definition, §3.1).
+    #[inline(never)]
+    fn record_delivery(&mut self, now: Time, pk: &Packets, port: PortId, id: PktId) {
+        let p = pk.get(id);
+        let Some(q) = &mut self.qjump else { return };
+        if p.kind != PktKind::Data {
+            return;
+        }
+        let pt = &self.ports[port.idx()];
+        let st = &mut q.stats[p.class as usize];
+        st.latency.record(now.saturating_sub(p.ts));
+        let h = self.hosts.len();
+        if pt.node.idx() >= h {
+            let arrived = p.enq_time.saturating_sub(self.switches[pt.node.idx() - h].delay);
+            st.last_hop.record(now.saturating_sub(pt.delay).saturating_sub(arrived));
+        }
     }
 
     pub fn on_host_rx(&mut self, ev: &mut EventQueue, h: NodeId) -> PktId {
@@ -276,6 +339,9 @@ impl Network {
         }
         let peer = pt.peer;
         if self.is_host(peer) {
+            if self.qjump.is_some() {
+                self.record_delivery(now, pk, port, id);
+            }
             let host = &mut self.hosts[peer.idx()];
             if host.rx_delay.0 == 0 {
                 return Some((peer, id));
@@ -350,7 +416,7 @@ impl Network {
         for s in &self.switches {
             n += s.fwd.len();
         }
-        n
+        n + self.qjump.as_ref().map_or(0, |q| q.held_packets())
     }
 
     /// The canonical shortest path from `src` to `dst` as a list of ports (first candidate at every switch);
@@ -414,6 +480,7 @@ fn drop_packet(pt: &mut Port, pk: &mut Packets, id: PktId, why: DropReason) {
         DropReason::Overflow => pt.stats.drops_overflow += 1,
         DropReason::LinkDown => pt.stats.drops_link_down += 1,
         DropReason::Corrupt => pt.stats.drops_corrupt += 1,
+        DropReason::Policed => pt.stats.drops_policed += 1,
     }
     pk.drop_pkt(id);
 }
@@ -529,6 +596,6 @@ impl Network {
             })
             .collect();
         let np = ports.len();
-        Ok(Network { hosts, switches, ports, tx_current: vec![None; np], port_rng, lb: prm.lb, packet_hops: 0 })
+        Ok(Network { hosts, switches, ports, tx_current: vec![None; np], port_rng, lb: prm.lb, packet_hops: 0, qjump: None })
     }
 }

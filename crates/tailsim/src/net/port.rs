@@ -13,6 +13,8 @@ pub enum DropReason {
     LinkDown,
     /// Corrupted on the link (checksum failure at the receiver).
     Corrupt,
+    /// Refused by the host's QJUMP regulator (counted at the host's NIC port).
+    Policed,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -22,6 +24,7 @@ pub struct PortStats {
     pub drops_overflow: u64,
     pub drops_link_down: u64,
     pub drops_corrupt: u64,
+    pub drops_policed: u64,
     pub ecn_marks: u64,
     pub max_bytes: u64,
     /// Integral of queued bytes over time (byte·ps), for the time-average occupancy.

@@ -20,6 +20,8 @@ pub struct FlowSpec {
     pub start: Time,
     /// Absolute deadline, if the flow has one.
     pub deadline: Option<Time>,
+    /// A class chosen by the workload for all the flow's packets (overrides the transport's class policy).
+    pub class: Option<u8>,
 }
 
 /// What a transport reports about a flow.

@@ -29,6 +29,8 @@ pub enum Priority {
     BytesSent,
     /// The flow's size, constant for the flow.
     FlowSize,
+    /// The packet's class (0–7): priority dropping and scheduling on 8 levels (the QJUMP authors' ns-2 queue).
+    Class,
     /// pFabric-EDF (§5.4.2): a flow with a deadline sends in the deadline class (its fixed class) with its
     /// absolute deadline in microseconds as the priority number; other flows send one class lower with their
     /// remaining size. A packet whose deadline has passed, or can no longer be met at line rate, is demoted
@@ -108,6 +110,8 @@ struct Flow {
     size: u64,
     /// Absolute deadline (pFabric-EDF priorities).
     deadline: Option<Time>,
+    /// The workload's class for every packet of the flow, if it chose one.
+    class: Option<u8>,
     src: NodeId,
     dst: NodeId,
     hash: u32,
@@ -186,6 +190,7 @@ impl Tcp {
             id: f.id,
             size: f.size,
             deadline: f.deadline,
+            class: f.class,
             src: f.src,
             dst: f.dst,
             hash: (f.id as u32).wrapping_mul(0x9E37_79B1) ^ (f.src.0 << 16) ^ f.dst.0,
@@ -341,7 +346,7 @@ impl Tcp {
         a.seq = f.rcv_nxt;
         a.ece = ece;
         a.ts = f.last_ts;
-        a.class = self.cfg.class.top();
+        a.class = f.class.unwrap_or_else(|| self.cfg.class.top());
         a.rank = 0; // ACKs are the most urgent packets of all (a decision: the paper does not say)
         a.hash = f.hash.rotate_left(16) ^ 0x5555;
         if self.cfg.sack && !f.ooo.is_empty() {
@@ -595,12 +600,13 @@ fn segment_packet(cfg: &TcpConfig, f: &Flow, kind: PktKind, slot: FlowSlot, gen:
 fn priority(cfg: &TcpConfig, f: &Flow, seg: u32, now: Time) -> (u8, u64) {
     let sent = (seg as u64 * cfg.mss as u64).min(f.size);
     let remaining = f.size - sent;
-    let class = cfg.class.class(f.size, sent);
+    let class = f.class.unwrap_or_else(|| cfg.class.class(f.size, sent));
     match cfg.priority {
         Priority::None => (class, 0),
         Priority::Remaining => (class, remaining),
         Priority::BytesSent => (class, sent),
         Priority::FlowSize => (class, f.size),
+        Priority::Class => (class, class as u64),
         Priority::Deadline => match f.deadline {
             Some(d) if now + cfg.line_rate.tx_time(remaining) <= d => (class, d.0 / 1_000_000),
             Some(_) => (class + 1, 1 << 30),
