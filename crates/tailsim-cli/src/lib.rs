@@ -168,34 +168,9 @@ fn thresholds(name: &str, load: f64, classes: usize) -> Result<(), String> {
 
 #[allow(clippy::too_many_arguments)]
 fn qjump(hosts: u64, rate: &str, packet: &str, eps: &str, f: &str, epoch_factor: u32, epoch: Option<&str>, budget: &str, fan_in: Option<&str>) -> Result<(), String> {
-    use tailsim::config::units::{parse_duration, parse_rate, parse_size};
-    use tailsim::qjump::{report, switch_latency, Budget, QjumpParams};
+    use tailsim::qjump::{report, switch_latency, QjumpParams};
     let fv: Vec<f64> = f.split(',').map(|x| x.trim().parse::<f64>().map_err(|_| format!("--f: \"{x}\" is not a number"))).collect::<Result<_, _>>()?;
-    if fv.is_empty() || fv.len() > 8 || fv.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
-        return Err(format!("--f: expected 1–8 positive throughput factors, found \"{f}\""));
-    }
-    if hosts == 0 || epoch_factor == 0 {
-        return Err("--hosts and --epoch-factor must be at least 1".into());
-    }
-    let mut fa = [1.0; 8];
-    fa[..fv.len()].copy_from_slice(&fv);
-    let q = QjumpParams {
-        hosts,
-        edge_rate: parse_rate(rate).map_err(|e| format!("--rate: {e}"))?,
-        max_packet: parse_size(packet).map_err(|e| format!("--packet: {e}"))?,
-        switch_delay: parse_duration(eps).map_err(|e| format!("--eps: {e}"))?,
-        epoch_factor,
-        epoch: epoch.map(|e| parse_duration(e).map_err(|m| format!("--epoch: {m}"))).transpose()?,
-        f: fa,
-        budget: match budget {
-            "per-level-epoch" => Budget::PerLevelEpoch,
-            "common-epoch" => Budget::CommonEpoch,
-            o => return Err(format!("--budget: expected \"per-level-epoch\" or \"common-epoch\", found \"{o}\"")),
-        },
-    };
-    if q.max_packet == 0 {
-        return Err("--packet must be at least 1 byte".into());
-    }
+    let q = QjumpParams::parse(hosts, rate, packet, eps, &fv, epoch_factor, epoch, budget).map_err(|e| format!("--{e}"))?;
     let text = report(&q);
     let shown = text.lines().take(2 + fv.len()).collect::<Vec<_>>().join("\n");
     out!("{shown}");

@@ -194,31 +194,8 @@ fn qjump_levels(
     epoch: Option<&str>,
     budget: &str,
 ) -> PyResult<(u64, Vec<QjumpLevelRow>)> {
-    use tailsim::config::units::{parse_duration, parse_rate, parse_size};
-    use tailsim::qjump::{levels, network_epoch, Budget, QjumpParams};
-    let err = |k: &str, m: String| ConfigError::new_err(format!("{k}: {m}"));
-    if f.is_empty() || f.len() > 8 || f.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
-        return Err(err("f", format!("expected 1–8 positive throughput factors, found {f:?}")));
-    }
-    if hosts == 0 || epoch_factor == 0 {
-        return Err(err("hosts", "hosts and epoch_factor must be at least 1".into()));
-    }
-    let mut fa = [1.0; 8];
-    fa[..f.len()].copy_from_slice(&f);
-    let q = QjumpParams {
-        hosts,
-        edge_rate: parse_rate(edge_rate).map_err(|m| err("edge_rate", m))?,
-        max_packet: parse_size(max_packet).map_err(|m| err("max_packet", m))?,
-        switch_delay: parse_duration(switch_delay).map_err(|m| err("switch_delay", m))?,
-        epoch_factor,
-        epoch: epoch.map(|e| parse_duration(e).map_err(|m| err("epoch", m))).transpose()?,
-        f: fa,
-        budget: match budget {
-            "per-level-epoch" => Budget::PerLevelEpoch,
-            "common-epoch" => Budget::CommonEpoch,
-            o => return Err(err("budget", format!("expected \"per-level-epoch\" or \"common-epoch\", found \"{o}\""))),
-        },
-    };
+    use tailsim::qjump::{levels, network_epoch, QjumpParams};
+    let q = QjumpParams::parse(hosts, edge_rate, max_packet, switch_delay, &f, epoch_factor, epoch, budget).map_err(ConfigError::new_err)?;
     let rows = levels(&q)[..f.len()]
         .iter()
         .map(|l| (l.class, l.level, l.f, l.epoch.0, l.budget, l.rate_bps, l.latency.0, l.guaranteed))

@@ -38,6 +38,50 @@ pub struct QjumpParams {
     pub budget: Budget,
 }
 
+impl QjumpParams {
+    /// From command-line or Python values, with units as in experiment files ("10Gbps", "9KB", "588ns");
+    /// errors name the argument.
+    #[allow(clippy::too_many_arguments)]
+    pub fn parse(
+        hosts: u64,
+        rate: &str,
+        packet: &str,
+        eps: &str,
+        f: &[f64],
+        epoch_factor: u32,
+        epoch: Option<&str>,
+        budget: &str,
+    ) -> Result<QjumpParams, String> {
+        use crate::config::units::{parse_duration, parse_rate, parse_size};
+        if f.is_empty() || f.len() > CLASSES || f.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
+            return Err(format!("f: expected 1–8 positive throughput factors, found {f:?}"));
+        }
+        if hosts == 0 || epoch_factor == 0 {
+            return Err("hosts and epoch_factor must be at least 1".into());
+        }
+        let mut fa = [1.0; CLASSES];
+        fa[..f.len()].copy_from_slice(f);
+        let q = QjumpParams {
+            hosts,
+            edge_rate: parse_rate(rate).map_err(|e| format!("rate: {e}"))?,
+            max_packet: parse_size(packet).map_err(|e| format!("packet: {e}"))?,
+            switch_delay: parse_duration(eps).map_err(|e| format!("eps: {e}"))?,
+            epoch_factor,
+            epoch: epoch.map(|e| parse_duration(e).map_err(|m| format!("epoch: {m}"))).transpose()?,
+            f: fa,
+            budget: match budget {
+                "per-level-epoch" => Budget::PerLevelEpoch,
+                "common-epoch" => Budget::CommonEpoch,
+                o => return Err(format!("budget: expected \"per-level-epoch\" or \"common-epoch\", found \"{o}\"")),
+            },
+        };
+        if q.max_packet == 0 || q.epoch == Some(Time::ZERO) {
+            return Err("packet and epoch must be positive".into());
+        }
+        Ok(q)
+    }
+}
+
 /// One level's regulator setting and guarantees.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Level {
