@@ -72,8 +72,13 @@ impl Inbound {
         Time((now - r.since).0.saturating_sub(busy.0))
     }
 
+    /// The word and bit of flow `id` in `heard`.
+    fn slot(id: u64) -> (usize, u64) {
+        ((id / 64) as usize, 1u64 << (id % 64))
+    }
+
     pub fn heard(&mut self, net: &Network, id: u64, dst: NodeId, now: Time) {
-        let (word, bit) = ((id / 64) as usize, 1u64 << (id % 64));
+        let (word, bit) = Self::slot(id);
         if word >= self.heard.len() {
             self.heard.resize(word + 1, 0);
         }
@@ -92,7 +97,7 @@ impl Inbound {
     }
 
     pub fn received(&mut self, net: &Network, id: u64, dst: NodeId, now: Time) {
-        let (word, bit) = ((id / 64) as usize, 1u64 << (id % 64));
+        let (word, bit) = Self::slot(id);
         if self.heard.get(word).is_none_or(|w| w & bit == 0) {
             return; // never heard of while incomplete (e.g. a one-packet flow)
         }
