@@ -418,6 +418,19 @@ impl SizeCdf {
         self.tail.as_ref()
     }
 
+    /// The table without its tail: the tail's probability becomes a point mass at the table's largest
+    /// size. An approximation for models that need a bounded distribution (PIAS's thresholds on the Homa
+    /// thesis's W1, whose tail holds 0.1 % of messages).
+    pub fn body_only(&self) -> SizeCdf {
+        let mut c = self.clone();
+        if c.tail.take().is_some() {
+            if let Some(last) = c.points.last_mut() {
+                last.1 = 1.0;
+            }
+        }
+        c
+    }
+
     /// The largest size [`sample`](Self::sample) can return.
     pub fn max_bytes(&self) -> u64 {
         self.sample(1.0)

@@ -5,6 +5,7 @@ use crate::metrics::output::{write_atomic, write_csv, write_parquet, Column};
 use crate::metrics::latency::LatencySummary;
 use crate::metrics::{deadline_stats, summarize, BucketStats, DeadlineStats};
 use crate::sim::{Progress, StopReason};
+use crate::transport::Transport;
 use serde::Serialize;
 use std::io;
 use std::path::Path;
@@ -21,6 +22,8 @@ pub struct PacketCounts {
     pub dropped_corrupt: u64,
     pub dropped_policed: u64,
     pub ecn_marked: u64,
+    /// Data packets cut to their header at a switch (NDP).
+    pub trimmed: u64,
 }
 
 /// What a run measured, written as summary.json.
@@ -52,6 +55,10 @@ pub struct Summary {
     /// QJUMP runs only: per regulated class, the bucket, its counters and the delivered packets' latency.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub qjump: Option<QjumpSummary>,
+    /// The transport's own counters (Homa: grants, RESENDs; pHost: tokens, expiries, downgrades; NDP: pulls,
+    /// NACKs, trimmed headers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transport: Option<serde_json::Value>,
     pub config: serde_json::Value,
 }
 
@@ -178,11 +185,18 @@ impl Experiment {
                 dropped_corrupt: sum(|s| s.drops_corrupt),
                 dropped_policed: sum(|s| s.drops_policed),
                 ecn_marked: sum(|s| s.ecn_marks),
+                trimmed: sum(|s| s.trims),
             },
             buckets: summarize(&w.records, &self.buckets, self.warmup),
             deadlines: deadline_stats(&w.records, self.warmup),
             receivers: if self.flow_level { None } else { w.inbound_at_last_arrival.or_else(|| w.inbound.stats(&w.net, w.now)) },
             qjump: w.net.qjump.as_ref().map(qjump_summary),
+            transport: match &w.transport {
+                Transport::Tcp(_) => None,
+                Transport::Homa(t) => serde_json::to_value(t.stats).ok(),
+                Transport::Phost(t) => serde_json::to_value(t.stats).ok(),
+                Transport::Ndp(t) => serde_json::to_value(t.stats).ok(),
+            },
             config: serde_json::to_value(&self.resolved).unwrap_or(serde_json::Value::Null),
         }
     }
@@ -237,6 +251,7 @@ impl Experiment {
             Column::I64("drops_corrupt", i(&|x| x.stats.drops_corrupt as i64)),
             Column::I64("drops_policed", i(&|x| x.stats.drops_policed as i64)),
             Column::I64("ecn_marks", i(&|x| x.stats.ecn_marks as i64)),
+            Column::I64("trims", i(&|x| x.stats.trims as i64)),
             Column::I64("max_queue_bytes", i(&|x| x.stats.max_bytes as i64)),
             Column::F64("avg_queue_bytes", p.iter().map(|x| x.avg_bytes(w.now)).collect()),
         ]

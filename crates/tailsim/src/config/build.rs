@@ -401,6 +401,9 @@ fn generator(c: &Ctx, w: &WorkloadCfg, i: usize, seed: u64, hosts: u32, host_rat
     }
 }
 
+/// PIAS's default ECN threshold (DCTCP's K in the pFabric simulator PIAS was built on: 15 packets).
+const PIAS_ECN_K: u64 = 22_500;
+
 pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Experiment> {
     let c = Ctx { src };
     let sw = &cfg.switch;
@@ -415,9 +418,11 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
     if fr.mss == 0 {
         return Err(c.err("packet.mss", "must be at least 1 byte"));
     }
-    let homa = cfg.transport.kind.as_deref() == Some("homa");
+    let kind = cfg.transport.kind.as_deref().unwrap_or("tcp");
+    // Receiver-driven transports frame their packets alike (Homa's headers, full 1500 B IP packets).
+    let receiver_driven = matches!(kind, "homa" | "phost" | "ndp");
     super::transport::only_kind_keys(&c, &cfg.transport)?;
-    let fr = if homa { super::homa::framing(&c, &cfg.transport, fr)? } else { fr };
+    let fr = if receiver_driven { super::homa::framing(&c, &cfg.transport, fr)? } else { fr };
     let ack = p.ack.unwrap_or(40);
     if ack == 0 {
         return Err(c.err("packet.ack", "must be at least 1 byte"));
@@ -441,13 +446,31 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
             return Err(c.err("switch.buffer", format!("{b} B cannot hold one full packet ({} B)", fr.mss + fr.header)));
         }
     }
+    let pias = kind == "pias";
     let ecn_k = match &sw.ecn_threshold {
+        // PIAS marks with DCTCP's K; its simulator was built on pFabric's, whose DCTCP used 22.5 KB.
+        None if pias => [PIAS_ECN_K; CLASSES],
         None => [u64::MAX; CLASSES],
         Some(EcnThreshold::All(k)) => [k.0; CLASSES],
         Some(EcnThreshold::PerClass(v)) if v.len() == CLASSES => std::array::from_fn(|i| v[i].0),
         Some(EcnThreshold::PerClass(v)) => {
             return Err(c.err("switch.ecn_threshold", format!("expected one size or a list of 8 (one per class), found {} values", v.len())))
         }
+    };
+    let ecn_per_port = match sw.ecn_mode.as_deref().unwrap_or(if pias { "per-port" } else { "per-class" }) {
+        "per-class" => false,
+        "per-port" => true,
+        o => return Err(c.err("switch.ecn_mode", format!("expected \"per-class\" or \"per-port\", found \"{o}\""))),
+    };
+    // NDP's switches: 8 full data packets per queue, then trimming.
+    let trim = match (sw.trim, kind == "ndp") {
+        (Some(t), true) if t.0 < fr.mss + fr.header => {
+            return Err(c.err("switch.trim", format!("{} B cannot hold one full data packet ({} B)", t.0, fr.mss + fr.header)))
+        }
+        (Some(t), true) => Some(t.0),
+        (None, true) => Some(8 * (fr.mss + fr.header)),
+        (Some(_), false) => return Err(c.err("switch.trim", format!("applies to transport \"ndp\" only (found \"{kind}\"): other transports cannot read trimmed packets"))),
+        (None, false) => None,
     };
     let pfabric_queue = match sw.queue.as_deref().unwrap_or("fifo") {
         "fifo" => None,
@@ -494,7 +517,8 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         }
         (Some(_), _) => return Err(c.err("switch.class_reserve", "needs a per-port `buffer` of finite size")),
     };
-    let lb = match cfg.routing.load_balance.as_deref().unwrap_or("ecmp") {
+    // NDP sprays every packet (its paper's design); the others hash flows unless told otherwise.
+    let lb = match cfg.routing.load_balance.as_deref().unwrap_or(if kind == "ndp" { "spray" } else { "ecmp" }) {
         "ecmp" => LoadBalance::Ecmp,
         "spray" => LoadBalance::Spray,
         o => return Err(c.err("routing.load_balance", format!("expected \"ecmp\" or \"spray\", found \"{o}\""))),
@@ -518,6 +542,8 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         nic_limit,
         buffer,
         ecn_k,
+        ecn_per_port,
+        trim,
         lb,
         pfabric: pfabric_queue,
         class_reserve,
@@ -543,8 +569,8 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
             if cl as usize >= CLASSES {
                 return Err(c.err(&format!("workload[{i}].class"), format!("must be 0–7, found {cl}")));
             }
-            if homa {
-                return Err(c.err(&format!("workload[{i}].class"), "applies to the TCP family only (Homa chooses its own priorities)"));
+            if receiver_driven {
+                return Err(c.err(&format!("workload[{i}].class"), format!("applies to the TCP family only ({kind} chooses its own priorities)")));
             }
             if cfg.transport.priority.as_deref() == Some("deadline") {
                 return Err(c.err(&format!("workload[{i}].class"), "does not combine with transport.priority = \"deadline\" (which uses two classes of its own)"));
@@ -587,11 +613,12 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         Generator::Poisson { sizes: Sizes::Cdf(cdf), .. } => Some((cdf.as_ref(), w.load.unwrap_or(0.0))),
         _ => None,
     });
-    let transport = if homa {
-        let lossless = matches!(buffer, BufferPolicy::Unlimited) && nic_limit.is_none() && cfg.fault.is_empty();
-        super::homa::transport(&c, &cfg.transport, fr, ack, &net, dist.map(|d| d.0), lossless)?
-    } else {
-        super::transport::transport(&c, &cfg.transport, fr, ack, per_port, host_rate, dist)?
+    let lossless = matches!(buffer, BufferPolicy::Unlimited) && nic_limit.is_none() && cfg.fault.is_empty();
+    let transport = match kind {
+        "homa" => super::homa::transport(&c, &cfg.transport, fr, ack, &net, dist.map(|d| d.0), lossless)?,
+        "phost" => super::receiver_driven::phost(&c, &cfg.transport, fr, ack, &net, lossless)?,
+        "ndp" => super::receiver_driven::ndp(&c, &cfg.transport, fr, ack, &net, lossless)?,
+        _ => super::transport::transport(&c, &cfg.transport, fr, ack, per_port, host_rate, dist)?,
     };
     let o = &cfg.output;
     let format = match o.format.as_deref().unwrap_or("parquet") {

@@ -6,6 +6,7 @@ mod homa;
 mod presets;
 mod qjump;
 pub mod schema;
+mod receiver_driven;
 mod transport;
 pub mod units;
 

@@ -120,6 +120,12 @@ pub struct SwitchCfg {
     pub shared_buffer: Option<Size>,
     pub alpha: Option<f64>,
     pub ecn_threshold: Option<EcnThreshold>,
+    /// What ECN compares K with: "per-class" (the packet's class queue, default) or "per-port" (the whole
+    /// port's queue, PIAS's default).
+    pub ecn_mode: Option<String>,
+    /// NDP's cut payload: a data packet that would take its class queue at a switch port past this size is
+    /// trimmed to its header and sent at class 0 (default for transport "ndp": 8 full data packets).
+    pub trim: Option<Size>,
     /// Queue discipline of every port, NICs included: "fifo" (8 strict-priority FIFO classes, default) or
     /// "pfabric" (priority dropping and scheduling by packet rank).
     pub queue: Option<String>,
@@ -156,7 +162,7 @@ pub struct PacketCfg {
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct TransportCfg {
-    /// "tcp" or "dctcp".
+    /// "tcp", "dctcp", "pfabric", "pias", "ideal", "homa", "phost" or "ndp".
     pub kind: Option<String>,
     pub init_cwnd: Option<u32>,
     pub min_rto: Option<Duration>,
@@ -177,7 +183,8 @@ pub struct TransportCfg {
     pub class_thresholds: Option<ClassThresholds>,
     /// Number of classes for "optimal" / "equal-count" thresholds.
     pub classes: Option<u8>,
-    /// What the thresholds compare: "flow-size" (default) or "bytes-sent".
+    /// What the thresholds compare: "flow-size" (default; "bytes-sent" for PIAS), "bytes-sent" or "last-byte"
+    /// (bytes sent through the end of the packet: PIAS's size-aware variant for single-packet messages).
     pub class_by: Option<String>,
     /// Homa: bytes of headers in a data packet (Ethernet, IP, UDP, Homa: 76).
     pub header: Option<u32>,
@@ -193,8 +200,17 @@ pub struct TransportCfg {
     pub pacer: Option<bool>,
     /// Homa: grants for a message's last RTTbytes may use unscheduled levels (default true).
     pub tail_boost: Option<bool>,
-    /// Homa: receiver timeout before RESEND (default 2ms).
+    /// Homa: receiver timeout before RESEND (default 2ms); pHost, NDP: before the receiver asks for missing
+    /// packets again. Off by default where nothing can be lost.
     pub resend_timeout: Option<Duration>,
+    /// pHost: send the free-token packets (the first BDP) at the high priority (default true).
+    pub free_tokens_high: Option<bool>,
+    /// pHost: a token's lifetime at the sender (default 1.5 full-packet times).
+    pub token_expiry: Option<Duration>,
+    /// pHost: when the receiver counts an unanswered token as expired (default 3 RTTs + token_expiry).
+    pub token_timeout: Option<Duration>,
+    /// pHost: how long a downgraded sender gets no tokens without sending (default 3 × BDP time).
+    pub downgrade_for: Option<Duration>,
     /// Duplicate-ACK/SACK loss detection (false: timeouts only).
     pub fast_retransmit: Option<bool>,
     /// A fixed retransmission timeout (no RTT estimation, no backoff).

@@ -5,7 +5,7 @@ use super::build::{Ctx, R};
 use super::schema::{ClassThresholds, TransportCfg};
 use crate::metrics::Framing;
 use crate::net::queue::CLASSES;
-use crate::transport::tcp::{ClassPolicy, CongestionControl, Priority, Tcp, TcpConfig};
+use crate::transport::tcp::{ClassBy, ClassPolicy, CongestionControl, Priority, Tcp, TcpConfig};
 use crate::transport::Transport;
 use crate::units::{BitsPerSec, Time};
 use tailsim_workload::SizeCdf;
@@ -23,10 +23,12 @@ pub(super) fn transport(
 ) -> R<Transport> {
     let kind = t.kind.clone().unwrap_or_else(|| "tcp".into());
     let pfabric = kind == "pfabric";
+    let pias = kind == "pias";
     let cc = match kind.as_str() {
         // "ideal" runs no packets (flow-level SRPT, see ideal.rs); the TCP state is never used.
         "tcp" | "pfabric" | "ideal" => CongestionControl::NewReno,
-        "dctcp" => {
+        // PIAS (Bai et al., NSDI 2015): DCTCP under a multi-level feedback queue (`class_policy`).
+        "dctcp" | "pias" => {
             let g = t.dctcp_g.unwrap_or(1.0 / 16.0);
             let a = t.dctcp_alpha_init.unwrap_or(1.0);
             if !(g > 0.0 && g <= 1.0) {
@@ -37,9 +39,9 @@ pub(super) fn transport(
             }
             CongestionControl::Dctcp { g, alpha_init: a }
         }
-        o => return Err(c.err("transport.kind", format!("unknown transport \"{o}\"; expected \"tcp\", \"dctcp\", \"pfabric\", \"ideal\" or \"homa\""))),
+        o => return Err(c.err("transport.kind", format!("unknown transport \"{o}\"; expected \"tcp\", \"dctcp\", \"pfabric\", \"pias\", \"ideal\", \"homa\", \"phost\" or \"ndp\""))),
     };
-    let class = class_policy(c, t, workload)?;
+    let class = class_policy(c, t, workload, pias)?;
     if !matches!(cc, CongestionControl::Dctcp { .. }) {
         for (k, set) in [("dctcp_g", t.dctcp_g.is_some()), ("dctcp_alpha_init", t.dctcp_alpha_init.is_some())] {
             if set {
@@ -136,14 +138,23 @@ pub(super) fn transport(
     })))
 }
 
-/// Which class data packets use: one fixed class, or classes by size thresholds (pFabric §6).
-fn class_policy(c: &Ctx, t: &TransportCfg, workload: Option<(&SizeCdf, f64)>) -> R<ClassPolicy> {
-    let by_size = match t.class_by.as_deref().unwrap_or("flow-size") {
-        "flow-size" => true,
-        "bytes-sent" => false,
-        o => return Err(c.err("transport.class_by", format!("expected \"flow-size\" or \"bytes-sent\", found \"{o}\""))),
+/// Which class data packets use: one fixed class, or classes by size thresholds (pFabric §6), or — PIAS, by
+/// default — a multi-level feedback queue on bytes sent with 8 levels derived for the workload.
+fn class_policy(c: &Ctx, t: &TransportCfg, workload: Option<(&SizeCdf, f64)>, pias: bool) -> R<ClassPolicy> {
+    let by = match t.class_by.as_deref().unwrap_or(if pias { "bytes-sent" } else { "flow-size" }) {
+        "flow-size" => ClassBy::FlowSize,
+        "bytes-sent" => ClassBy::BytesSent,
+        "last-byte" => ClassBy::LastByte,
+        o => return Err(c.err("transport.class_by", format!("expected \"flow-size\", \"bytes-sent\" or \"last-byte\", found \"{o}\""))),
     };
-    let Some(th) = &t.class_thresholds else {
+    let pias_default = ClassThresholds::Rule("optimal".into());
+    let th = match &t.class_thresholds {
+        Some(th) => Some(th),
+        None if pias && t.class.is_none() => Some(&pias_default),
+        None => None,
+    };
+    let classes = t.classes.or((pias && t.class_thresholds.is_none()).then_some(CLASSES as u8));
+    let Some(th) = th else {
         for (k, set) in [("classes", t.classes.is_some()), ("class_by", t.class_by.is_some())] {
             if set {
                 return Err(c.err(&format!("transport.{k}"), "applies only with `class_thresholds`"));
@@ -166,12 +177,23 @@ fn class_policy(c: &Ctx, t: &TransportCfg, workload: Option<(&SizeCdf, f64)>) ->
             v.iter().map(|s| s.0).collect()
         }
         ClassThresholds::Rule(rule) => {
-            let k = c.need(&t.classes, "transport.classes", "the number of classes (2–8) to derive thresholds for")?;
+            let k = c.need(&classes, "transport.classes", "the number of classes (2–8) to derive thresholds for")?;
             if !(2..=CLASSES as u8).contains(&k) {
                 return Err(c.err("transport.classes", format!("must be 2–8, found {k}")));
             }
             let Some((cdf, load)) = workload else {
+                if pias && t.class_thresholds.is_none() {
+                    return Err(c.err("transport.class_thresholds", "PIAS derives its demotion thresholds from a Poisson workload's `cdf`; there is none: give the thresholds (a list of sizes)"));
+                }
                 return Err(c.err("transport.class_thresholds", format!("\"{rule}\" derives thresholds from a Poisson workload with a `cdf`; there is none")));
+            };
+            // PIAS on a workload with a tail (thesis W1): thresholds from the table, the tail's mass at its end.
+            let body;
+            let cdf = if pias && cdf.tail().is_some() {
+                body = cdf.body_only();
+                &body
+            } else {
+                cdf
             };
             match rule.as_str() {
                 "equal-count" => tailsim_workload::equal_count_thresholds(cdf, k as usize),
@@ -187,47 +209,64 @@ fn class_policy(c: &Ctx, t: &TransportCfg, workload: Option<(&SizeCdf, f64)>) ->
     if thresholds.windows(2).any(|w| w[0] >= w[1]) || thresholds[0] == 0 {
         return Err(c.err("transport.class_thresholds", "thresholds must be positive and increasing"));
     }
-    Ok(ClassPolicy::Thresholds { thresholds, by_size })
+    Ok(ClassPolicy::Thresholds { thresholds, by })
 }
 
 
-/// Keys of the TCP family and of Homa do not mix: a key set for the other kind is an error, not ignored.
+/// Which family a transport kind belongs to, for the keys it accepts.
+fn family(kind: &str) -> &'static str {
+    match kind {
+        "homa" => "homa",
+        "phost" => "phost",
+        "ndp" => "ndp",
+        _ => "tcp",
+    }
+}
+
+/// Each key applies to some transport families; a key set for another family is an error, not ignored.
 pub(super) fn only_kind_keys(c: &Ctx, t: &TransportCfg) -> R<()> {
-    let homa = t.kind.as_deref() == Some("homa");
-    let tcp_keys = [
-        ("init_cwnd", t.init_cwnd.is_some()),
-        ("min_rto", t.min_rto.is_some()),
-        ("max_rto", t.max_rto.is_some()),
-        ("init_rto", t.init_rto.is_some()),
-        ("dupthresh", t.dupthresh.is_some()),
-        ("delayed_ack", t.delayed_ack.is_some()),
-        ("delayed_ack_timeout", t.delayed_ack_timeout.is_some()),
-        ("sack", t.sack.is_some()),
-        ("class", t.class.is_some()),
-        ("priority", t.priority.is_some()),
-        ("class_thresholds", t.class_thresholds.is_some()),
-        ("fast_retransmit", t.fast_retransmit.is_some()),
-        ("rto", t.rto.is_some()),
-        ("probe_after", t.probe_after.is_some()),
-        ("max_cwnd", t.max_cwnd.is_some()),
-        ("classes", t.classes.is_some()),
-        ("class_by", t.class_by.is_some()),
-        ("dctcp_g", t.dctcp_g.is_some()),
-        ("dctcp_alpha_init", t.dctcp_alpha_init.is_some()),
+    const TCP: &[&str] = &["tcp"];
+    const HOMA: &[&str] = &["homa"];
+    const RD: &[&str] = &["homa", "phost", "ndp"];
+    const HP: &[&str] = &["homa", "phost"];
+    const PHOST: &[&str] = &["phost"];
+    let keys: [(&str, bool, &[&str]); 31] = [
+        ("init_cwnd", t.init_cwnd.is_some(), TCP),
+        ("min_rto", t.min_rto.is_some(), TCP),
+        ("max_rto", t.max_rto.is_some(), TCP),
+        ("init_rto", t.init_rto.is_some(), TCP),
+        ("dupthresh", t.dupthresh.is_some(), TCP),
+        ("delayed_ack", t.delayed_ack.is_some(), TCP),
+        ("delayed_ack_timeout", t.delayed_ack_timeout.is_some(), TCP),
+        ("sack", t.sack.is_some(), TCP),
+        ("class", t.class.is_some(), TCP),
+        ("priority", t.priority.is_some(), TCP),
+        ("class_thresholds", t.class_thresholds.is_some(), TCP),
+        ("fast_retransmit", t.fast_retransmit.is_some(), TCP),
+        ("rto", t.rto.is_some(), TCP),
+        ("probe_after", t.probe_after.is_some(), TCP),
+        ("max_cwnd", t.max_cwnd.is_some(), TCP),
+        ("classes", t.classes.is_some(), TCP),
+        ("class_by", t.class_by.is_some(), TCP),
+        ("dctcp_g", t.dctcp_g.is_some(), TCP),
+        ("dctcp_alpha_init", t.dctcp_alpha_init.is_some(), TCP),
+        ("header", t.header.is_some(), RD),
+        ("rtt_bytes", t.rtt_bytes.is_some(), RD),
+        ("resend_timeout", t.resend_timeout.is_some(), RD),
+        ("pacer", t.pacer.is_some(), HP),
+        ("unscheduled_levels", t.unscheduled_levels.is_some(), HOMA),
+        ("unscheduled_cutoffs", t.unscheduled_cutoffs.is_some(), HOMA),
+        ("overcommit", t.overcommit.is_some(), HOMA),
+        ("tail_boost", t.tail_boost.is_some(), HOMA),
+        ("free_tokens_high", t.free_tokens_high.is_some(), PHOST),
+        ("token_expiry", t.token_expiry.is_some(), PHOST),
+        ("token_timeout", t.token_timeout.is_some(), PHOST),
+        ("downgrade_for", t.downgrade_for.is_some(), PHOST),
     ];
-    let homa_keys = [
-        ("header", t.header.is_some()),
-        ("rtt_bytes", t.rtt_bytes.is_some()),
-        ("unscheduled_levels", t.unscheduled_levels.is_some()),
-        ("unscheduled_cutoffs", t.unscheduled_cutoffs.is_some()),
-        ("overcommit", t.overcommit.is_some()),
-        ("pacer", t.pacer.is_some()),
-        ("tail_boost", t.tail_boost.is_some()),
-        ("resend_timeout", t.resend_timeout.is_some()),
-    ];
-    let (other, kind) = if homa { (&tcp_keys[..], "homa") } else { (&homa_keys[..], "a TCP-family kind") };
-    match other.iter().find(|(_, set)| *set) {
-        Some((k, _)) => Err(c.err(&format!("transport.{k}"), format!("does not apply to {kind}"))),
+    let kind = t.kind.as_deref().unwrap_or("tcp");
+    let fam = family(kind);
+    match keys.iter().find(|(_, set, fams)| *set && !fams.contains(&fam)) {
+        Some((k, _, _)) => Err(c.err(&format!("transport.{k}"), format!("does not apply to kind \"{kind}\""))),
         None => Ok(()),
     }
 }

@@ -7,8 +7,10 @@ pub enum TimerKind {
     DelayedAck,
     /// Homa: a host's NIC has serialized what it was handed (the slot is the host).
     Pacer,
-    /// Homa: a receiver has waited too long for a message's packets.
+    /// Homa, pHost, NDP: a receiver has waited too long for a message's packets.
     Resend,
+    /// pHost's token clock, NDP's pull pacer: a receiver may send its next token or pull (the slot is the host).
+    RxPacer,
 }
 
 /// Everything that can happen. Events name components by id and carry no heap data, so an event is 16 bytes

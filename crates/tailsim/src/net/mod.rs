@@ -237,7 +237,7 @@ impl Network {
     /// Admission, ECN marking and queueing at an egress port.
     pub fn enqueue(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId, id: PktId) {
         let node = self.ports[port.idx()].node;
-        let (size, class, ect) = {
+        let (mut size, mut class, ect) = {
             let p = pk.get(id);
             (p.size as u64, p.class as usize, p.ect)
         };
@@ -247,6 +247,12 @@ impl Network {
         // Bytes that leave the buffer to make room (pFabric evicts lower-priority packets).
         let mut evicted_bytes = 0u64;
         if let QueueDisc::PrioFifo(q) = &mut pt.queue {
+            if let Some(lim) = pt.trim {
+                if q.class_bytes(class) + size > lim && pk.get(id).payload > 0 {
+                    pt.stats.trims += 1;
+                    (size, class) = trim(pk.get_mut(id));
+                }
+            }
             let cap = match (pt.limit, policy) {
                 (Some(lim), _) | (None, BufferPolicy::PerPort(lim)) => Some(lim),
                 _ => None,
@@ -266,7 +272,8 @@ impl Network {
                 return;
             }
             // ECN: mark when the class queue seen by the arriving packet already exceeds K (DCTCP's rule).
-            if ect && q.class_bytes(class) > pt.ecn_k[class] {
+            let seen = if pt.ecn_per_port { pt.bytes } else { q.class_bytes(class) };
+            if ect && seen > pt.ecn_k[class] {
                 pk.get_mut(id).ce = true;
                 pt.stats.ecn_marks += 1;
             }
@@ -472,6 +479,16 @@ fn admit_pfabric(pt: &mut Port, pk: &mut Packets, id: PktId, policy: BufferPolic
     Some(freed)
 }
 
+/// NDP's cut payload: the packet keeps its header and jumps to class 0, where the receiver learns of the
+/// loss within about one RTT instead of after a timeout. Returns the header's size and class.
+#[inline(never)]
+fn trim(p: &mut Packet) -> (u64, usize) {
+    p.size -= p.payload;
+    p.payload = 0;
+    p.class = 0;
+    (p.size as u64, 0)
+}
+
 /// Every drop goes through here: the port's per-reason counter and the arena's. (Drop notification to the
 /// sender, FastLane-style, hooks in at this point.)
 #[inline]
@@ -512,6 +529,11 @@ pub struct NetParams {
     pub nic_limit: Option<u64>,
     pub buffer: BufferPolicy,
     pub ecn_k: [u64; CLASSES],
+    /// ECN compares K with the whole port's queue (PIAS) instead of the packet's class queue (DCTCP).
+    pub ecn_per_port: bool,
+    /// NDP's cut payload at switch ports: a data packet that would take its class queue past this many
+    /// bytes is trimmed to its header and queued in class 0 (None = drop on overflow as usual).
+    pub trim: Option<u64>,
     pub lb: LoadBalance,
     /// pFabric queues on every port (NICs included) instead of priority FIFOs.
     pub pfabric: Option<PFabricParams>,
@@ -552,6 +574,8 @@ impl Network {
                     limit: if is_sw { None } else { prm.nic_limit },
                     class_reserve: prm.class_reserve,
                     ecn_k: prm.ecn_k,
+                    ecn_per_port: prm.ecn_per_port,
+                    trim: if is_sw { prm.trim } else { None },
                     busy: false,
                     tx_start: Time::ZERO,
                     paused: 0,

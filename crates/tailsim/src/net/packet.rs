@@ -17,6 +17,14 @@ pub enum PktKind {
     Resend,
     /// Homa: the sender has the message but is sending others first.
     Busy,
+    /// pHost: a sender announces a message of `aux` bytes.
+    Rts,
+    /// pHost: the receiver allows packet `seq` (within the token's expiry).
+    Token,
+    /// NDP: the receiver allows one more packet of the message.
+    Pull,
+    /// NDP: packet `seq` arrived trimmed (or is missing); send it again on a pull.
+    Nack,
 }
 
 /// Number of SACK blocks an ACK carries (as with the TCP timestamp option, RFC 2018 fits 3).
@@ -43,7 +51,8 @@ pub struct Packet {
     pub ce: bool,
     /// Data: segment number. Ack: cumulative ack (next expected segment).
     pub seq: u32,
-    /// Transport-defined: Homa's message length (data), priority (grant) or packet count (resend).
+    /// Transport-defined: Homa's message length (data), priority (grant) or packet count (resend); pHost's
+    /// and NDP's message length (data, RTS).
     pub aux: u32,
     /// Ack: ECN-echo.
     pub ece: bool,

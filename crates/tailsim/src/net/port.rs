@@ -26,6 +26,8 @@ pub struct PortStats {
     pub drops_corrupt: u64,
     pub drops_policed: u64,
     pub ecn_marks: u64,
+    /// Data packets cut to their header (NDP).
+    pub trims: u64,
     pub max_bytes: u64,
     /// Integral of queued bytes over time (byte·ps), for the time-average occupancy.
     pub area: u128,
@@ -54,6 +56,10 @@ pub struct Port {
     pub class_reserve: Option<(u64, u8)>,
     /// ECN threshold K per class in bytes (u64::MAX = no marking).
     pub ecn_k: [u64; CLASSES],
+    /// Compare K with the port's total queue rather than the class queue.
+    pub ecn_per_port: bool,
+    /// Switch ports with NDP trimming: the class-queue size beyond which data packets are cut to headers.
+    pub trim: Option<u64>,
     pub busy: bool,
     /// When the packet being serialized started (valid while `busy`).
     pub tx_start: Time,

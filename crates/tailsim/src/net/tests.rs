@@ -32,6 +32,8 @@ fn net_full(buffer: BufferPolicy, ecn_k: u64, wire_overhead: u32, pfabric: Optio
         nic_limit: None,
         buffer,
         ecn_k: [ecn_k; CLASSES],
+        ecn_per_port: false,
+        trim: None,
         lb: LoadBalance::Ecmp,
         pfabric,
         class_reserve: None,

@@ -121,7 +121,7 @@ struct HostState {
 }
 
 /// Counters for tests and reports.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct HomaStats {
     pub grants: u64,
     pub resends: u64,
@@ -226,7 +226,9 @@ impl Homa {
                     m.resend_timer.set(ctx, ctx.now + to, p.flow, p.flow_gen, TimerKind::Resend);
                 }
             }
-            PktKind::Ack | PktKind::Probe => unreachable!("Homa sends no ACKs or probes"),
+            PktKind::Ack | PktKind::Probe | PktKind::Rts | PktKind::Token | PktKind::Pull | PktKind::Nack => {
+                unreachable!("Homa sends no ACKs, probes, RTSs, tokens, pulls or NACKs")
+            }
         }
     }
 
@@ -247,7 +249,7 @@ impl Homa {
                     self.on_resend_timeout(ctx, slot, gen);
                 }
             }
-            TimerKind::Retransmit | TimerKind::DelayedAck => unreachable!("TCP timers"),
+            TimerKind::Retransmit | TimerKind::DelayedAck | TimerKind::RxPacer => unreachable!("not Homa's timers"),
         }
     }
 

@@ -3,6 +3,8 @@
 //! hosts, and one of its timers firing. It acts through [`Ctx`]: send a packet, set a timer, report progress.
 
 pub mod homa;
+pub mod ndp;
+pub mod phost;
 pub mod tcp;
 
 use crate::engine::{Event, EventQueue, TimerKind};
@@ -104,6 +106,8 @@ impl Timer {
 pub enum Transport {
     Tcp(tcp::Tcp),
     Homa(homa::Homa),
+    Phost(phost::Phost),
+    Ndp(ndp::Ndp),
 }
 
 impl Transport {
@@ -111,18 +115,24 @@ impl Transport {
         match self {
             Transport::Tcp(t) => t.start_flow(ctx, f),
             Transport::Homa(t) => t.start_flow(ctx, f),
+            Transport::Phost(t) => t.start_flow(ctx, f),
+            Transport::Ndp(t) => t.start_flow(ctx, f),
         }
     }
     pub fn on_packet(&mut self, ctx: &mut Ctx, host: NodeId, id: PktId) {
         match self {
             Transport::Tcp(t) => t.on_packet(ctx, host, id),
             Transport::Homa(t) => t.on_packet(ctx, host, id),
+            Transport::Phost(t) => t.on_packet(ctx, host, id),
+            Transport::Ndp(t) => t.on_packet(ctx, host, id),
         }
     }
     pub fn on_timer(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32, kind: TimerKind) {
         match self {
             Transport::Tcp(t) => t.on_timer(ctx, slot, gen, kind),
             Transport::Homa(t) => t.on_timer(ctx, slot, gen, kind),
+            Transport::Phost(t) => t.on_timer(ctx, slot, gen, kind),
+            Transport::Ndp(t) => t.on_timer(ctx, slot, gen, kind),
         }
     }
     /// Flows with live state.
@@ -130,6 +140,8 @@ impl Transport {
         match self {
             Transport::Tcp(t) => t.active(),
             Transport::Homa(t) => t.active(),
+            Transport::Phost(t) => t.active(),
+            Transport::Ndp(t) => t.active(),
         }
     }
 }

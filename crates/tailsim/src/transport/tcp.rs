@@ -38,24 +38,38 @@ pub enum Priority {
     Deadline,
 }
 
+/// What class thresholds are compared with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClassBy {
+    /// pFabric §6's commodity priority queues: class i holds flows of size in (t_{i-1}, t_i].
+    FlowSize,
+    /// PIAS's multi-level feedback queue, without size knowledge: a packet preceded by [t_{i-1}, t_i) bytes
+    /// of its flow goes in class i (a flow is demoted once it has sent t_i bytes).
+    BytesSent,
+    /// PIAS's size-aware variant (Homa thesis §6.1): the class of the packet's last byte, so a packet that
+    /// spans several levels goes at the lowest of them and a one-packet message at its size's level.
+    LastByte,
+}
+
 /// How data packets choose their strict-priority class (0 = highest).
 #[derive(Clone, Debug, PartialEq)]
 pub enum ClassPolicy {
     /// Every packet in one class.
     Fixed(u8),
-    /// pFabric §6's commodity priority queues: class i holds flows of size in (t_{i-1}, t_i] (`by_size`), or
-    /// — PIAS-style, without size knowledge — packets sent after [t_{i-1}, t_i) bytes of their flow.
-    Thresholds { thresholds: Vec<u64>, by_size: bool },
+    Thresholds { thresholds: Vec<u64>, by: ClassBy },
 }
 
 impl ClassPolicy {
-    /// The class of a packet of a flow of `size` bytes preceded by `sent` bytes.
+    /// The class of a packet of `payload` bytes of a flow of `size` bytes, preceded by `sent` bytes.
     #[inline]
-    fn class(&self, size: u64, sent: u64) -> u8 {
+    pub fn class(&self, size: u64, sent: u64, payload: u64) -> u8 {
         match self {
             ClassPolicy::Fixed(c) => *c,
-            ClassPolicy::Thresholds { thresholds, by_size: true } => thresholds.partition_point(|&t| t < size) as u8,
-            ClassPolicy::Thresholds { thresholds, by_size: false } => thresholds.partition_point(|&t| t <= sent) as u8,
+            ClassPolicy::Thresholds { thresholds, by: ClassBy::FlowSize } => thresholds.partition_point(|&t| t < size) as u8,
+            ClassPolicy::Thresholds { thresholds, by: ClassBy::BytesSent } => thresholds.partition_point(|&t| t <= sent) as u8,
+            ClassPolicy::Thresholds { thresholds, by: ClassBy::LastByte } => {
+                thresholds.partition_point(|&t| t < sent + payload.max(1)) as u8
+            }
         }
     }
     /// The most urgent class in use (ACKs travel in it).
@@ -178,6 +192,10 @@ impl Tcp {
         self.flows.live()
     }
 
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+
     pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
         let mss = self.cfg.mss as u64;
         let nsegs = f.size.div_ceil(mss).max(1) as u32;
@@ -255,7 +273,9 @@ impl Tcp {
                 let ece = f.ce_state;
                 self.send_ack(ctx, p.flow, ece);
             }
-            PktKind::Grant | PktKind::Resend | PktKind::Busy => unreachable!("Homa packets reach only Homa"),
+            PktKind::Grant | PktKind::Resend | PktKind::Busy | PktKind::Rts | PktKind::Token | PktKind::Pull | PktKind::Nack => {
+                unreachable!("receiver-driven transports' packets reach only them")
+            }
         }
     }
 
@@ -276,7 +296,7 @@ impl Tcp {
                     self.send_ack(ctx, slot, ece);
                 }
             }
-            TimerKind::Pacer | TimerKind::Resend => unreachable!("Homa timers"),
+            TimerKind::Pacer | TimerKind::Resend | TimerKind::RxPacer => unreachable!("receiver-driven transports' timers"),
         }
     }
 
@@ -600,7 +620,8 @@ fn segment_packet(cfg: &TcpConfig, f: &Flow, kind: PktKind, slot: FlowSlot, gen:
 fn priority(cfg: &TcpConfig, f: &Flow, seg: u32, now: Time) -> (u8, u64) {
     let sent = (seg as u64 * cfg.mss as u64).min(f.size);
     let remaining = f.size - sent;
-    let class = f.class.unwrap_or_else(|| cfg.class.class(f.size, sent));
+    let payload = (f.size - sent).min(cfg.mss as u64);
+    let class = f.class.unwrap_or_else(|| cfg.class.class(f.size, sent, payload));
     match cfg.priority {
         Priority::None => (class, 0),
         Priority::Remaining => (class, remaining),
@@ -699,23 +720,35 @@ mod tests {
 
 #[cfg(test)]
 mod class_tests {
-    use super::ClassPolicy;
+    use super::{ClassBy, ClassPolicy};
 
     #[test]
     fn size_thresholds_bound_each_class_from_above() {
-        let p = ClassPolicy::Thresholds { thresholds: vec![100, 1000], by_size: true };
+        let p = ClassPolicy::Thresholds { thresholds: vec![100, 1000], by: ClassBy::FlowSize };
         // Class i holds sizes in (t_{i-1}, t_i]; every packet of a flow has its flow's class.
-        let classes: Vec<u8> = [1, 100, 101, 1000, 1001, u64::MAX].iter().map(|&s| p.class(s, 0)).collect();
+        let classes: Vec<u8> = [1, 100, 101, 1000, 1001, u64::MAX].iter().map(|&s| p.class(s, 0, 1)).collect();
         assert_eq!(classes, vec![0, 0, 1, 1, 2, 2]);
-        assert_eq!(p.class(50, 40), 0);
+        assert_eq!(p.class(50, 40, 10), 0);
     }
 
     #[test]
-    fn bytes_sent_thresholds_demote_a_flow_as_it_sends() {
-        let p = ClassPolicy::Thresholds { thresholds: vec![100, 1000], by_size: false };
+    fn bytes_sent_thresholds_demote_a_flow_exactly_at_each_threshold() {
+        let p = ClassPolicy::Thresholds { thresholds: vec![100, 1000], by: ClassBy::BytesSent };
         // A packet preceded by [t_{i-1}, t_i) bytes goes in class i, whatever the flow's size.
-        let classes: Vec<u8> = [0, 99, 100, 999, 1000].iter().map(|&sent| p.class(1_000_000, sent)).collect();
+        let classes: Vec<u8> = [0, 99, 100, 999, 1000].iter().map(|&sent| p.class(1_000_000, sent, 1460)).collect();
         assert_eq!(classes, vec![0, 0, 1, 1, 2]);
-        assert_eq!(ClassPolicy::Fixed(3).class(5, 0), 3);
+        assert_eq!(ClassPolicy::Fixed(3).class(5, 0, 5), 3);
+    }
+
+    #[test]
+    fn last_byte_puts_a_packet_spanning_levels_at_the_lowest() {
+        let p = ClassPolicy::Thresholds { thresholds: vec![100, 1000], by: ClassBy::LastByte };
+        // A 1460 B first packet holds bytes 0..1460: levels 0, 1 and 2; it goes at level 2.
+        assert_eq!(p.class(1_000_000, 0, 1460), 2);
+        // One-packet messages get their size's level: 100 B → 0, 101 B → 1, 1000 B → 1.
+        assert_eq!([100, 101, 1000].map(|s| p.class(s, 0, s)), [0, 1, 1]);
+        // With bytes sent the same packets would all go at level 0.
+        let q = ClassPolicy::Thresholds { thresholds: vec![100, 1000], by: ClassBy::BytesSent };
+        assert_eq!([100, 101, 1000, 1_000_000].map(|s| q.class(s, 0, s.min(1460))), [0, 0, 0, 0]);
     }
 }

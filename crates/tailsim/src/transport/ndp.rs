@@ -1,0 +1,352 @@
+//! NDP (Handley et al., SIGCOMM 2017), as the Homa thesis ran it (§6.1): a receiver-pulled transport over
+//! switches that trim instead of dropping.
+//!
+//! - A sender transmits a message's first window (RTTbytes, one BDP) at once, at line rate, and nothing more
+//!   until the receiver pulls. Its NIC queue is FIFO: NDP senders do not prioritise among their messages.
+//! - The receiver answers every arrival of a message — a data packet with an ACK, a trimmed header with a
+//!   NACK — and, while the message still needs packets from its sender, queues one PULL for it. A receiver's
+//!   pulls leave one per full-packet time at its link rate, in arrival order (fair sharing, not SRPT), so the
+//!   data they release arrive at the downlink's rate.
+//! - A PULL releases one packet: a NACKed one first, else the next new one.
+//! - Switches with an 8-packet data queue cut an arriving data packet that does not fit to its header and
+//!   forward the header at the top priority (`Network::enqueue`, `switch.trim`): the receiver learns of the
+//!   loss about one RTT after it happened and pulls the packet again.
+//! - Control packets (PULL, ACK, NACK) and trimmed headers use class 0, data class `data_class`.
+//! - Packets lost outright (a full header queue, a link going down) are recovered by a receiver timeout that
+//!   NACKs the first missing packet and pulls once (NDP's sender RTO does the same job; off when nothing can
+//!   be lost).
+//!
+//! One record per message holds both ends' state, as in `homa.rs`. Docs: docs/ndp.md.
+
+use std::collections::VecDeque;
+
+use super::{Ctx, FlowEvent, FlowSpec, Timer};
+use crate::engine::{Slab, TimerKind};
+use crate::net::packet::{Packet, PktKind};
+use crate::units::{FlowSlot, NodeId, PktId, Time};
+
+#[derive(Clone, Debug)]
+pub struct NdpConfig {
+    /// Payload bytes of a full data packet.
+    pub payload: u32,
+    /// Bytes of a data packet besides its payload (what a trimmed header keeps).
+    pub header: u32,
+    /// PULL, ACK and NACK size in buffers.
+    pub ctrl_size: u32,
+    /// Preamble and gap: wire time without buffer space (sets the pull spacing).
+    pub wire_overhead: u32,
+    /// The first window, sent without pulls.
+    pub rtt_bytes: u64,
+    /// Class of data packets (control and trimmed headers use class 0).
+    pub data_class: u8,
+    /// Receiver: NACK the first missing packet after this long without an arrival (None: never).
+    pub timeout: Option<Time>,
+}
+
+struct Msg {
+    id: u64,
+    src: NodeId,
+    dst: NodeId,
+    size: u64,
+    npkts: u32,
+    hash: u32,
+    // --- sender ---
+    /// Next packet never sent.
+    next: u32,
+    /// Packets NACKed, to send before new ones.
+    rtx: VecDeque<u32>,
+    /// Pulls that found nothing to send (their NACK is still on its way).
+    credit: u32,
+    retransmits: u32,
+    // --- receiver ---
+    got: Vec<bool>,
+    got_pkts: u32,
+    /// Packets the sender sends unpulled.
+    window: u32,
+    /// Pulls queued or sent.
+    pulls: u32,
+    /// Packets the sender must send again (trimmed or missing).
+    resends: u32,
+    seen: bool,
+    timer: Timer,
+    timeouts: u32,
+}
+
+impl Msg {
+    fn payload_of(&self, i: u32, full: u32) -> u32 {
+        if i + 1 < self.npkts {
+            full
+        } else {
+            (self.size - (self.npkts as u64 - 1) * full as u64) as u32
+        }
+    }
+    /// Packets the sender still has to send, counted at the receiver: the message plus every resend.
+    fn wants_pull(&self) -> bool {
+        self.window + self.pulls < self.npkts + self.resends
+    }
+}
+
+#[derive(Default)]
+struct HostState {
+    /// Receiver: pulls waiting for the pacer, oldest first (message slot and generation).
+    pulls: VecDeque<(FlowSlot, u32)>,
+    /// Receiver: earliest time the next pull may leave.
+    next_pull: Time,
+    pull_timer: Timer,
+}
+
+/// Counters for tests and reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct NdpStats {
+    pub pulls: u64,
+    pub nacks: u64,
+    /// Trimmed headers that reached their receiver.
+    pub headers: u64,
+    pub timeouts: u64,
+}
+
+pub struct Ndp {
+    cfg: NdpConfig,
+    msgs: Slab<Msg>,
+    gens: Vec<u32>,
+    hosts: Vec<HostState>,
+    /// Per host: time between pulls (one full frame at the host's link rate).
+    spacing: Vec<Time>,
+    pub stats: NdpStats,
+}
+
+impl Ndp {
+    /// `rates[h]` is host h's link rate in bits per second.
+    pub fn new(cfg: NdpConfig, spacing: Vec<Time>) -> Ndp {
+        let hosts = spacing.iter().map(|_| HostState::default()).collect();
+        Ndp { cfg, msgs: Slab::default(), gens: Vec::new(), hosts, spacing, stats: NdpStats::default() }
+    }
+
+    pub fn active(&self) -> usize {
+        self.msgs.live()
+    }
+
+    pub fn config(&self) -> &NdpConfig {
+        &self.cfg
+    }
+
+    pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
+        let full = self.cfg.payload as u64;
+        let npkts = f.size.div_ceil(full).max(1) as u32;
+        let window = (self.cfg.rtt_bytes.div_ceil(full) as u32).clamp(1, npkts);
+        let m = Msg {
+            id: f.id,
+            src: f.src,
+            dst: f.dst,
+            size: f.size,
+            npkts,
+            hash: (f.id as u32).wrapping_mul(0x9E37_79B1) ^ (f.src.0 << 16) ^ f.dst.0,
+            next: 0,
+            rtx: VecDeque::new(),
+            credit: 0,
+            retransmits: 0,
+            got: vec![false; npkts as usize],
+            got_pkts: 0,
+            window,
+            pulls: 0,
+            resends: 0,
+            seen: false,
+            timer: Timer::default(),
+            timeouts: 0,
+        };
+        let slot = FlowSlot(self.msgs.insert(m));
+        if slot.idx() >= self.gens.len() {
+            self.gens.push(0);
+        }
+        // The first window goes to the NIC at once; the NIC sends it at line rate.
+        for _ in 0..window {
+            self.send_next(ctx, slot);
+        }
+    }
+
+    pub fn on_packet(&mut self, ctx: &mut Ctx, host: NodeId, id: PktId) {
+        let p = *ctx.pk.get(id);
+        ctx.pk.consume(id);
+        if self.gens.get(p.flow.idx()) != Some(&p.flow_gen) {
+            return; // a late packet of a finished message
+        }
+        match p.kind {
+            PktKind::Data => self.on_data(ctx, host, p),
+            PktKind::Pull => {
+                if !self.send_next(ctx, p.flow) {
+                    // Nothing to send yet: the NACK this pull answers took another path and is still on its
+                    // way. Keep the pull for it.
+                    self.msgs.get_mut(p.flow.0).credit += 1;
+                }
+            }
+            PktKind::Nack => {
+                let m = self.msgs.get_mut(p.flow.0);
+                m.rtx.push_back(p.seq);
+                if m.credit > 0 {
+                    m.credit -= 1;
+                    self.send_next(ctx, p.flow);
+                }
+            }
+            PktKind::Ack => {} // the sender's state goes with the receiver's (one record)
+            PktKind::Probe | PktKind::Grant | PktKind::Resend | PktKind::Busy | PktKind::Rts | PktKind::Token => {
+                unreachable!("not an NDP packet")
+            }
+        }
+    }
+
+    pub fn on_timer(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32, kind: TimerKind) {
+        match kind {
+            TimerKind::RxPacer => {
+                let h = NodeId(slot.0);
+                if self.hosts[h.idx()].pull_timer.fire(ctx, slot, gen, kind) {
+                    self.pump_pulls(ctx, h);
+                }
+            }
+            TimerKind::Resend => {
+                if self.gens.get(slot.idx()) != Some(&gen) {
+                    return;
+                }
+                if self.msgs.get_mut(slot.0).timer.fire(ctx, slot, gen, kind) {
+                    self.on_timeout(ctx, slot, gen);
+                }
+            }
+            TimerKind::Retransmit | TimerKind::DelayedAck | TimerKind::Pacer => unreachable!("not NDP's timers"),
+        }
+    }
+
+    // ------------------------------------------------------------------ sender
+
+    /// Send one packet of the message: a NACKed one first, else the next new one (false if there is none).
+    fn send_next(&mut self, ctx: &mut Ctx, slot: FlowSlot) -> bool {
+        let full = self.cfg.payload;
+        let gen = self.gens[slot.idx()];
+        let m = self.msgs.get_mut(slot.0);
+        let i = if let Some(i) = m.rtx.pop_front() {
+            m.retransmits += 1;
+            i
+        } else if m.next < m.npkts {
+            m.next += 1;
+            m.next - 1
+        } else {
+            return false;
+        };
+        let payload = m.payload_of(i, full);
+        let mut p = Packet::new(PktKind::Data, slot, gen, m.src, m.dst);
+        p.payload = payload;
+        p.size = payload + self.cfg.header;
+        p.seq = i;
+        p.aux = m.size as u32;
+        p.class = self.cfg.data_class;
+        p.ts = ctx.now;
+        p.hash = m.hash;
+        let src = m.src;
+        ctx.send(src, p);
+        true
+    }
+
+    // ------------------------------------------------------------------ receiver
+
+    fn ctrl(&self, kind: PktKind, slot: FlowSlot, gen: u32, seq: u32) -> Packet {
+        let m = self.msgs.get(slot.0);
+        let mut c = Packet::new(kind, slot, gen, m.dst, m.src);
+        c.size = self.cfg.ctrl_size;
+        c.class = 0;
+        c.seq = seq;
+        c.hash = m.hash.rotate_left(16) ^ 0x5555;
+        c
+    }
+
+    fn on_data(&mut self, ctx: &mut Ctx, host: NodeId, p: Packet) {
+        let slot = p.flow;
+        let gen = p.flow_gen;
+        let trimmed = p.payload == 0;
+        let to = self.cfg.timeout;
+        let m = self.msgs.get_mut(slot.0);
+        if to.is_some() {
+            m.timer.set(ctx, ctx.now + to.unwrap(), slot, gen, TimerKind::Resend);
+        }
+        if !m.seen {
+            m.seen = true;
+            if m.npkts > 1 || trimmed {
+                ctx.report(FlowEvent::Heard { id: m.id, at: ctx.now });
+            }
+        }
+        if trimmed {
+            if m.got[p.seq as usize] {
+                return; // a copy of a packet already here was trimmed (after a timeout's resend)
+            }
+            m.resends += 1;
+            self.stats.headers += 1;
+            self.stats.nacks += 1;
+            let nack = self.ctrl(PktKind::Nack, slot, gen, p.seq);
+            ctx.send(host, nack);
+        } else {
+            if m.got[p.seq as usize] {
+                return; // a duplicate (a timeout's resend crossed the original)
+            }
+            m.got[p.seq as usize] = true;
+            m.got_pkts += 1;
+            let ack = self.ctrl(PktKind::Ack, slot, gen, p.seq);
+            ctx.send(host, ack);
+            let m = self.msgs.get_mut(slot.0);
+            if m.got_pkts == m.npkts {
+                m.timer.cancel();
+                let (id, retransmits, timeouts) = (m.id, m.retransmits, m.timeouts);
+                ctx.report(FlowEvent::Received { id, at: ctx.now });
+                ctx.report(FlowEvent::Closed { id, retransmits, timeouts });
+                self.gens[slot.idx()] += 1;
+                self.msgs.remove(slot.0);
+                return;
+            }
+        }
+        self.pull(ctx, host, slot, gen);
+    }
+
+    /// Queue one pull for the message if its sender still has packets to send.
+    fn pull(&mut self, ctx: &mut Ctx, host: NodeId, slot: FlowSlot, gen: u32) {
+        let m = self.msgs.get_mut(slot.0);
+        if m.wants_pull() {
+            m.pulls += 1;
+            self.hosts[host.idx()].pulls.push_back((slot, gen));
+            self.pump_pulls(ctx, host);
+        }
+    }
+
+    /// Send the oldest queued pull if the pacer allows, and arm the pacer for the next.
+    fn pump_pulls(&mut self, ctx: &mut Ctx, h: NodeId) {
+        loop {
+            let hs = &mut self.hosts[h.idx()];
+            if hs.pulls.is_empty() {
+                return;
+            }
+            if ctx.now < hs.next_pull {
+                let at = hs.next_pull;
+                hs.pull_timer.set(ctx, at, FlowSlot(h.0), 0, TimerKind::RxPacer);
+                return;
+            }
+            let (slot, gen) = hs.pulls.pop_front().unwrap();
+            if self.gens[slot.idx()] != gen {
+                continue; // the message completed meanwhile: its pull is not needed
+            }
+            self.hosts[h.idx()].next_pull = ctx.now + self.spacing[h.idx()];
+            self.stats.pulls += 1;
+            let pull = self.ctrl(PktKind::Pull, slot, gen, 0);
+            ctx.send(h, pull);
+        }
+    }
+
+    fn on_timeout(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32) {
+        let Some(to) = self.cfg.timeout else { return };
+        let m = self.msgs.get_mut(slot.0);
+        m.timeouts += 1;
+        self.stats.timeouts += 1;
+        m.timer.set(ctx, ctx.now + to, slot, gen, TimerKind::Resend);
+        let Some(first) = (0..m.npkts).find(|&i| !m.got[i as usize]) else { return };
+        m.resends += 1;
+        let dst = m.dst;
+        self.stats.nacks += 1;
+        let nack = self.ctrl(PktKind::Nack, slot, gen, first);
+        ctx.send(dst, nack);
+        self.pull(ctx, dst, slot, gen);
+    }
+}

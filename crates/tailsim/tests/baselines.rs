@@ -1,0 +1,205 @@
+//! The transports Homa was compared with: pHost, NDP and PIAS, end to end (docs/phost.md, docs/ndp.md,
+//! docs/pias.md). Every run also checks packet conservation (`common::run`).
+
+mod common;
+use common::*;
+use tailsim::transport::Transport;
+use tailsim::units::{BitsPerSec, Time};
+
+fn on(preset: &str, kind: &str, extra: &str, rows: &str) -> (tailsim::Experiment, tailsim::Summary) {
+    run(&format!(
+        "[topology]\npreset = \"{preset}\"\n[transport]\nkind = \"{kind}\"\n{extra}\n{}",
+        trace_workload(&format!("{kind}-{:x}.csv", rows.len() * 31 + extra.len() + preset.len()), rows)
+    ))
+}
+
+fn phost_stats(e: &tailsim::Experiment) -> tailsim::transport::phost::PhostStats {
+    match &e.world.transport {
+        Transport::Phost(t) => t.stats,
+        _ => panic!("not pHost"),
+    }
+}
+
+fn ndp_stats(e: &tailsim::Experiment) -> tailsim::transport::ndp::NdpStats {
+    match &e.world.transport {
+        Transport::Ndp(t) => t.stats,
+        _ => panic!("not NDP"),
+    }
+}
+
+#[test]
+fn a_lone_message_takes_exactly_its_unloaded_latency() {
+    // pHost: free tokens cover the first BDP and the first token arrives before they run out; NDP: the first
+    // window covers the round trip and each arrival pulls the next packet, so the sender's link never idles.
+    // Both presets, across a rack (0 → 1) and across the core (0 → last host).
+    for preset in ["homa-144", "pfabric-144"] {
+        for kind in ["phost", "ndp"] {
+            for size in [100u64, 1442, 9000, 100_000, 3_000_000] {
+                for dst in [1, 143] {
+                    // One path (ECMP): with spraying a short last packet can overtake a full one on another
+                    // spine, and the single-path closed form is no longer a bound.
+                    let (e, s) = on(preset, kind, "[routing]\nload_balance = \"ecmp\"", &format!("0,{dst},{size},0\n"));
+                    assert_eq!(s.flows_finished, 1);
+                    let r = &e.world.records[0];
+                    // A pHost message longer than its free tokens sends an RTS first: one minimum frame (84 B on
+                    // the wire on homa-144: 67.2 ns at 10 Gbps) ahead of its data on the sender's link.
+                    let rts = match &e.world.transport {
+                        Transport::Phost(t) => {
+                            let c = t.config();
+                            let free = c.rtt_bytes.div_ceil(c.payload as u64);
+                            let rts = BitsPerSec::gbps(10).tx_time((c.ctrl_size + c.wire_overhead) as u64);
+                            if size.div_ceil(c.payload as u64) > free { rts } else { Time::ZERO }
+                        }
+                        _ => Time::ZERO,
+                    };
+                    assert_eq!(r.fct(), Some(r.ideal + rts), "{preset} {kind} {size} B to {dst}: fct {:?} ideal {}", r.fct(), r.ideal);
+                    assert_eq!((s.packets.dropped, s.packets.trimmed, r.retransmits), (0, 0, 0));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn pias_single_flow_within_the_initial_window_takes_its_unloaded_latency() {
+    // DCTCP's initial window is 10 segments: a flow of up to 14 600 B goes out back to back.
+    for preset in ["homa-144", "pfabric-144"] {
+        for size in [100u64, 1460, 14_600] {
+            let (e, s) = on(preset, "pias", "class_thresholds = [\"1KB\", \"10KB\"]", &format!("0,143,{size},0\n"));
+            assert_eq!(s.flows_finished, 1);
+            let r = &e.world.records[0];
+            assert_eq!(r.fct(), Some(r.ideal), "{preset} {size} B");
+        }
+    }
+}
+
+#[test]
+fn ndp_trimmed_headers_reach_the_receiver_and_their_payload_is_sent_again() {
+    // Eight senders in other racks start 100 KB each at once: their first windows (7 packets each) meet in
+    // the receiver's 8-packet ToR queue, which trims what does not fit.
+    let rows: String = (1..=8).map(|i| format!("{},0,100000,0\n", i * 16)).collect();
+    let (e, s) = on("homa-144", "ndp", "", &rows);
+    assert_eq!(s.flows_finished, 8);
+    let st = ndp_stats(&e);
+    assert!(s.packets.trimmed > 0, "no trimming: {st:?}");
+    // Every trimmed header arrived (none was lost: headers are never trimmed again and the header queue is
+    // unlimited here), was NACKed, and its payload was sent again exactly once.
+    assert_eq!(st.headers, s.packets.trimmed);
+    assert_eq!(st.nacks, st.headers);
+    let retransmits: u64 = e.world.records.iter().map(|r| r.retransmits as u64).sum();
+    assert_eq!(retransmits, s.packets.trimmed);
+    assert_eq!((s.packets.dropped, st.timeouts), (0, 0));
+    // Trimming happened at the receiver's ToR downlink only, and its data queue never held more than 8 packets
+    // plus the headers queued ahead of them.
+    let trims: Vec<_> = e.world.net.ports.iter().filter(|p| p.stats.trims > 0).collect();
+    assert_eq!(trims.len(), 1);
+    assert_eq!(trims[0].peer.0, 0);
+    // The receiver's downlink stays busy: the incast ends within 10 % of its 800 KB serialization time
+    // plus one RTT.
+    let end = e.world.records.iter().map(|r| r.end.unwrap().secs()).fold(0.0, f64::max);
+    let serial = 8.0 * 70.0 * 1518.0 * 8.0 / 10e9;
+    assert!(end < serial * 1.1 + 8e-6, "done at {end}, link time {serial}");
+}
+
+#[test]
+fn ndp_without_trimming_room_for_headers_still_recovers() {
+    // Finite buffers make outright loss possible: the receiver timeout is on, and with a data queue of one
+    // packet most of an incast is trimmed; everything still arrives.
+    let rows: String = (1..=4).map(|i| format!("{},0,50000,0\n", i * 16)).collect();
+    let (e, s) = on("pfabric-144", "ndp", "[switch]\ntrim = \"1518B\"", &rows);
+    assert_eq!(s.flows_finished, 4);
+    assert!(s.packets.trimmed > 20, "{:?}", s.packets);
+    let Transport::Ndp(t) = &e.world.transport else { panic!() };
+    assert!(t.config().timeout.is_some());
+}
+
+#[test]
+fn phost_downgrades_a_sender_that_leaves_its_tokens_unused() {
+    // Host 0 sends 2 MB to host 16 and 1 MB to host 32 at once. It serves the shorter message first (SRPT),
+    // so host 16's tokens expire unused: host 16 must downgrade host 0, stop tokening it, and take it back
+    // once it sends again or 3 × BDP time has passed; both messages still complete.
+    let rows = "0,16,2000000,0\n0,32,1000000,0\n";
+    let (e, s) = on("homa-144", "phost", "", rows);
+    assert_eq!(s.flows_finished, 2);
+    let st = phost_stats(&e);
+    assert!(st.expired_at_sender > 0, "{st:?}");
+    assert!(st.downgrades >= 1, "{st:?}");
+    assert_eq!(st.upgrades, st.downgrades, "{st:?}");
+    let (long, short) = (&e.world.records[0], &e.world.records[1]);
+    assert!(short.end < long.end);
+    // Downgrading bounds the waste. Without it (a downgraded sender is taken back at the next token), host 16
+    // keeps sending a token per packet time to a sender busy elsewhere for the whole 1 MB, and they expire.
+    let (e2, _) = on("homa-144", "phost", "downgrade_for = \"1ns\"", rows);
+    let st2 = phost_stats(&e2);
+    assert!(st2.expired_at_sender > st.expired_at_sender * 3 / 2, "{st2:?} vs {st:?}");
+}
+
+#[test]
+fn pias_demotes_a_long_flow_so_a_later_short_one_overtakes_it() {
+    // A 2 MB flow from host 16 to host 0 has sent past the 20 KB threshold when a 10 KB flow from host 32 to
+    // host 0 starts. Under PIAS the short flow's packets go at class 0, the long one's at class 1: the short
+    // flow finishes near its unloaded time. Under DCTCP (one class) it waits behind the long flow's queue.
+    let rows = "16,0,2000000,0\n32,0,10000,300\n";
+    let extra = "class_thresholds = [\"20KB\"]";
+    let (e, _) = on("homa-144", "pias", extra, rows);
+    let short = &e.world.records[1];
+    let pias = short.fct().unwrap().0 as f64 / short.ideal.0 as f64;
+    let (e2, _) = on("homa-144", "dctcp", "", rows);
+    let short2 = &e2.world.records[1];
+    let dctcp = short2.fct().unwrap().0 as f64 / short2.ideal.0 as f64;
+    assert!(pias < 1.25, "PIAS short-flow slowdown {pias}");
+    assert!(dctcp > pias + 0.3, "DCTCP {dctcp} vs PIAS {pias}");
+}
+
+#[test]
+fn pias_derives_eight_levels_from_the_workload_and_the_size_aware_variant_changes_only_the_first_packet() {
+    let cfg = |extra: &str| {
+        format!(
+            "[topology]\npreset = \"homa-144\"\n[transport]\nkind = \"pias\"\n{extra}\n[[workload]]\nkind = \"poisson\"\ncdf = \"homa-thesis-w1\"\nload = 0.5\nflows = 2000\n"
+        )
+    };
+    let e = exp(&cfg(""));
+    let Transport::Tcp(t) = &e.world.transport else { panic!() };
+    let th = match &t.config().class {
+        tailsim::transport::tcp::ClassPolicy::Thresholds { thresholds, by } => {
+            assert_eq!(*by, tailsim::transport::tcp::ClassBy::BytesSent);
+            thresholds.clone()
+        }
+        p => panic!("{p:?}"),
+    };
+    assert_eq!(th.len(), 7);
+    assert!(th.windows(2).all(|w| w[0] < w[1]));
+    let e = exp(&cfg("class_by = \"last-byte\""));
+    let Transport::Tcp(t) = &e.world.transport else { panic!() };
+    assert!(matches!(&t.config().class, tailsim::transport::tcp::ClassPolicy::Thresholds { by: tailsim::transport::tcp::ClassBy::LastByte, .. }));
+}
+
+#[test]
+fn same_seed_same_results_for_each_transport() {
+    for kind in ["phost", "ndp", "pias"] {
+        let cfg = format!(
+            "[topology]\npreset = \"homa-144\"\n[transport]\nkind = \"{kind}\"\n[[workload]]\nkind = \"poisson\"\ncdf = \"homa-thesis-w4\"\nload = 0.8\nflows = 3000\n"
+        );
+        let (a, sa) = run(&cfg);
+        let (b, sb) = run(&cfg);
+        let ends = |e: &tailsim::Experiment| e.world.records.iter().map(|r| (r.id, r.end, r.retransmits)).collect::<Vec<_>>();
+        assert_eq!(ends(&a), ends(&b), "{kind}");
+        assert_eq!(sa.packets.created, sb.packets.created, "{kind}");
+        assert_eq!(sa.events, sb.events, "{kind}");
+        assert_eq!(sa.flows_finished, 3000, "{kind}");
+    }
+}
+
+#[test]
+fn keys_of_one_transport_are_refused_for_another() {
+    let e = config_error(&with_incast("homa-144", "[transport]\nkind = \"ndp\"\ntoken_expiry = \"1us\""));
+    assert!(e.contains("transport.token_expiry") && e.contains("\"ndp\""), "{e}");
+    let e = config_error(&with_incast("homa-144", "[transport]\nkind = \"homa\"\n[switch]\ntrim = \"12KB\""));
+    assert!(e.contains("switch.trim"), "{e}");
+    let e = config_error(&with_incast("homa-144", "[transport]\nkind = \"ndp\"\n[switch]\ntrim = \"1KB\""));
+    assert!(e.contains("switch.trim") && e.contains("one full data packet"), "{e}");
+    let e = config_error(&with_incast("homa-144", "[transport]\nkind = \"phost\"\ninit_cwnd = 4"));
+    assert!(e.contains("transport.init_cwnd"), "{e}");
+    let e = config_error(&with_incast("homa-144", "[transport]\nkind = \"pias\"\n[switch]\necn_mode = \"per-queue\""));
+    assert!(e.contains("switch.ecn_mode"), "{e}");
+}
