@@ -100,7 +100,8 @@ def _plot(argv: List[str]) -> int:
 def _reproduce(argv: List[str]) -> int:
     ap = argparse.ArgumentParser(prog="tailsim reproduce", description="Reproduce a paper's headline results (docs/pfabric.md, docs/homa.md, docs/qjump.md).")
     ap.add_argument("paper", choices=["pfabric", "homa", "qjump"])
-    ap.add_argument("--scale", choices=["small", "full"], default="small", help="small: minutes (CI); full: the paper's grid")
+    ap.add_argument("--scale", choices=["small", "medium", "full"], default="small",
+                    help="small: minutes (CI); medium (homa only): every workload and scheme at 1/20 of the messages; full: the paper's grid")
     ap.add_argument("--out", help="default: results/reproduce-<paper>-<scale>")
     ap.add_argument("--flows", type=int, help="flows per point (overrides the scale's)")
     ap.add_argument("--parts", help="comma-separated; pfabric: main (Figs. 7-9), deadlines (Figs. 10-11), queues (Fig. 23); "
@@ -116,6 +117,9 @@ def _reproduce(argv: List[str]) -> int:
     papers = {"pfabric": (reproduce.PARTS, reproduce.pfabric), "homa": (reproduce_homa.PARTS, reproduce_homa.homa),
               "qjump": (reproduce_qjump.PARTS, reproduce_qjump.qjump)}
     known, run = papers[a.paper]
+    if a.scale == "medium" and a.paper != "homa":
+        print(f"tailsim reproduce: --scale medium exists for homa only; use small or full for {a.paper}", file=sys.stderr)
+        return 2
     parts = [p.strip() for p in a.parts.split(",") if p.strip()] if a.parts else list(known)
     bad = sorted(set(parts) - set(known))
     if bad:

@@ -1,6 +1,6 @@
 """The Homa thesis's headline results (Montazeri, Stanford 2019; docs/homa.md).
 
-    tailsim reproduce homa [--scale small|full] [--parts main,overcommit,maxload] [--out DIR] [--workers N]
+    tailsim reproduce homa [--scale small|medium|full] [--parts main,overcommit,maxload] [--out DIR] [--workers N]
 
 - ``main`` (Ch. 6, Figs. 6.1–6.2, Table 6.1): Homa, pFabric, pHost, PIAS (and its size-aware variant) and NDP
   on the thesis's fabric, W1–W7 at 80 % and 50 % load (NDP at 70 %, pHost at 60 %, as the thesis ran them
@@ -64,6 +64,15 @@ HOMA_SCALES = {
                        "homa-thesis-w7": 20_000},
              "overcommit_loads": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], "overcommit_window": "200ms",
              "maxload_workloads": HOMA_WORKLOADS, "maxload_window": "50ms", "maxload_resolution": 0.02},
+    # Every workload and scheme at 1/20 of the full message counts: the comparison in about half an hour.
+    "medium": {"workloads": HOMA_WORKLOADS, "loads": [0.8, 0.5],
+               "schemes": ["Homa", "pFabric", "pHost", "PIAS", "PIAS (size-aware)", "NDP"],
+               "maxload_schemes": ["Homa", "pFabric", "pHost", "PIAS", "NDP"],
+               "flows": {"homa-thesis-w1": 200_000, "homa-thesis-w2": 100_000, "homa-thesis-w3": 50_000,
+                         "homa-thesis-w4": 50_000, "homa-thesis-w5": 10_000, "homa-thesis-w6": 10_000,
+                         "homa-thesis-w7": 5_000},
+               "overcommit_loads": [0.5, 0.6, 0.7, 0.8, 0.9], "overcommit_window": "100ms",
+               "maxload_workloads": ["homa-thesis-w1"], "maxload_window": "1ms", "maxload_resolution": 0.02},
     "small": {"workloads": ["homa-thesis-w1", "homa-thesis-w4"], "loads": [0.8],
               "schemes": ["Homa", "pFabric", "pHost", "PIAS", "NDP"], "maxload_schemes": ["Homa", "pHost"],
               "flows": {"homa-thesis-w1": 40_000, "homa-thesis-w4": 20_000},

@@ -116,7 +116,7 @@ pub struct Ndp {
 }
 
 impl Ndp {
-    /// `rates[h]` is host h's link rate in bits per second.
+    /// `spacing[h]`: the time between host h's pulls (one full frame at its link rate).
     pub fn new(cfg: NdpConfig, spacing: Vec<Time>) -> Ndp {
         let hosts = spacing.iter().map(|_| HostState::default()).collect();
         Ndp { cfg, msgs: Slab::default(), gens: Vec::new(), hosts, spacing, stats: NdpStats::default() }
@@ -262,8 +262,8 @@ impl Ndp {
         let trimmed = p.payload == 0;
         let to = self.cfg.timeout;
         let m = self.msgs.get_mut(slot.0);
-        if to.is_some() {
-            m.timer.set(ctx, ctx.now + to.unwrap(), slot, gen, TimerKind::Resend);
+        if let Some(to) = to {
+            m.timer.set(ctx, ctx.now + to, slot, gen, TimerKind::Resend);
         }
         if !m.seen {
             m.seen = true;
