@@ -144,7 +144,7 @@ def _main(cfg: dict, out: Path, flows: Optional[int], run: dict) -> pd.DataFrame
     rows = []
     for wl in cfg["workloads"]:
         n = flows or cfg["flows"][wl]
-        curves = {}
+        curves: Dict[tuple, "_Steady"] = {}
         for scheme in cfg["schemes"]:
             # A scheme with loads of its own runs its stand-ins for the scale's loads (80 % first).
             loads = SCHEME_LOADS.get(scheme, cfg["loads"])[: len(cfg["loads"])]
@@ -156,11 +156,42 @@ def _main(cfg: dict, out: Path, flows: Optional[int], run: dict) -> pd.DataFrame
                 r = res.result(p.point)
                 load = r.config["workload"][0]["load"]
                 s = _steady(r)
-                curves[f"{scheme}, load {load}"] = s
+                curves[(scheme, load)] = s
                 rows.append({"workload": wl, "scheme": scheme, "load": load, **homa_metrics(s, r)})
-        plots.slowdown_vs_size(curves, bins=20, path=out / f"{wl}.png",
-                               title=f"{wl.replace('homa-thesis-', 'thesis ').upper()}: slowdown by message size")
+        _plot_spectrum(curves, out / f"{wl}.png", wl)
     return pd.DataFrame(rows)
+
+
+def _plot_spectrum(curves: Dict[tuple, "_Steady"], path: Path, workload: str) -> None:
+    """Fig. 6.1's layout: p99 slowdown against message size (x linear in the cumulative fraction of messages),
+    one line per scheme; left each scheme at its high load (80 %, or its stand-in), right at 50 %."""
+    import numpy as np
+    plt = plots._plt()
+    high = {sch: max(l for (s2, l) in curves if s2 == sch) for sch, _ in curves}
+    panels = [("high load (80 %; pHost 60 %, NDP 70 %)", {k: v for k, v in curves.items() if k[1] == high[k[0]]})]
+    if any(l == 0.5 and l != high[sch] for sch, l in curves):
+        panels.append(("50 % load", {k: v for k, v in curves.items() if k[1] == 0.5 and k[1] != high[k[0]]}))
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.6), squeeze=False, sharey=True)
+    ref = next(iter(curves.values())).flows
+    sizes = np.sort(ref["size_bytes"].to_numpy())
+    ticks = np.linspace(0.0, 1.0, 6)
+    for ax, (name, group) in zip(axes[0], panels):
+        for (scheme, load), st in group.items():
+            c = plots.size_percentile_curve(st.flows, 20)
+            ax.plot(c["x"], c["p99"], "-", marker=".", label=f"{scheme} ({load:.0%})")
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([plots._fmt_size(sizes[min(int(t * (len(sizes) - 1)), len(sizes) - 1)]) for t in ticks])
+        ax.set_xlim(0, 1)
+        ax.set_yscale("log")
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel("message size (x: cumulative fraction of messages)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.axhline(2.2, color="gray", ls=":", lw=1)
+    axes[0][0].set_ylabel("p99 slowdown")
+    axes[0][0].legend(fontsize=8, loc="upper left")
+    fig.suptitle(f"{workload.replace('homa-thesis-', 'thesis ').upper()}: p99 slowdown by message size "
+                 "(Fig. 6.1; dotted: Homa's 2.2 bound for the shortest half)", fontsize=11)
+    plots._finish(fig, path)
 
 
 class _Steady:
