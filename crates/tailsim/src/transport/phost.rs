@@ -7,9 +7,11 @@
 //!   left to receive (SRPT) among those whose sender is not downgraded. A token names one packet.
 //! - A sender holds a token for 1.5 full-packet times after it arrives; unused by then, it expires. The sender
 //!   sends, whenever its NIC is free (the pacer, as Homa's), a packet of the message with the fewest bytes
-//!   left to send among those with a free token or an unexpired token.
+//!   left to send among those with a free token or an unexpired token (its tokens before its free packets).
 //! - The receiver counts a token as expired when its packet has not arrived `token_timeout` after the token
-//!   left (three RTTs plus the expiry by default); it tokens that packet again later. When a sender has more
+//!   left (three RTTs plus the expiry by default); it tokens that packet again once the message has no new
+//!   packets left to token and none of its packets has arrived for `token_timeout` (not at once: a packet
+//!   late behind a queue would arrive twice, and the duplicates lengthen the queue). When a sender has more
 //!   than a BDP of expired tokens, the receiver downgrades it: no tokens to it until a packet arrives from it
 //!   or 3 × BDP time has passed.
 //! - Two priorities: control packets (RTS, tokens) and, by default, the free-token packets in class 0 (the
@@ -73,10 +75,12 @@ struct Msg {
     got_bytes: u64,
     /// Next packet to token (packets below it were tokened or are free).
     tok_next: u32,
-    /// Packets whose token expired or whose packet went missing: tokened again first.
+    /// Packets whose token expired or whose packet went missing: tokened again after the new ones.
     retoken: Vec<u32>,
     in_pending: bool,
     seen: bool,
+    /// When the receiver last got a packet of the message.
+    last_arrival: Time,
     timer: Timer,
     timeouts: u32,
 }
@@ -91,6 +95,11 @@ impl Msg {
     }
     fn tokenable(&self) -> bool {
         !self.retoken.is_empty() || self.tok_next < self.npkts
+    }
+    /// A token may go now: a new packet, or — once none is left and the message has been quiet for `quiet`
+    /// — a packet counted as expired (one still queued somewhere would otherwise arrive twice).
+    fn tokenable_now(&self, now: Time, quiet: Time) -> bool {
+        self.tok_next < self.npkts || (!self.retoken.is_empty() && now >= self.last_arrival + quiet)
     }
 }
 
@@ -191,6 +200,7 @@ impl Phost {
             retoken: Vec::new(),
             in_pending: false,
             seen: false,
+            last_arrival: Time::ZERO,
             timer: Timer::default(),
             timeouts: 0,
         };
@@ -312,11 +322,13 @@ impl Phost {
             let slot = hs.out[pos];
             let gen = self.gens[slot.idx()];
             let m = self.msgs.get_mut(slot.0);
-            let (i, free) = if m.next_free < m.free {
+            // A token before a free packet: the token expires, the free packet does not (within a rack the
+            // first tokens arrive while the free packets are still going out).
+            let (i, free) = if let Some((seq, _)) = m.tokens.pop_front() {
+                (seq, false)
+            } else {
                 m.next_free += 1;
                 (m.next_free - 1, true)
-            } else {
-                (m.tokens.pop_front().unwrap().0, false)
             };
             let payload = m.payload_of(i, full);
             m.sent_bytes += payload as u64;
@@ -383,6 +395,7 @@ impl Phost {
         m.got[p.seq as usize] = true;
         m.got_pkts += 1;
         m.got_bytes += p.payload as u64;
+        m.last_arrival = ctx.now;
         // A packet counted as expired arrived after all: it is not tokened again.
         if let Some(i) = m.retoken.iter().position(|&s| s == p.seq) {
             m.retoken.swap_remove(i);
@@ -459,13 +472,14 @@ impl Phost {
         }
         let msgs = &self.msgs;
         let hs_ref = &*hs;
+        let quiet = self.cfg.token_timeout;
         let pick = hs
             .pending
             .iter()
             .copied()
             .filter(|s| {
                 let m = msgs.get(s.0);
-                m.tokenable() && !hs_ref.is_down(m.src)
+                m.tokenable_now(ctx.now, quiet) && !hs_ref.is_down(m.src)
             })
             .min_by_key(|s| {
                 let m = msgs.get(s.0);
@@ -474,12 +488,14 @@ impl Phost {
         if let Some(slot) = pick {
             let gen = self.gens[slot.idx()];
             let m = self.msgs.get_mut(slot.0);
-            let seq = match m.retoken.pop() {
-                Some(s) => s,
-                None => {
-                    m.tok_next += 1;
-                    m.tok_next - 1
-                }
+            // New packets first; packets counted as expired only when none is left. Tokening them again at
+            // once would duplicate every packet that is merely late behind a queue, and the duplicates
+            // lengthen the queue: at high load that feeds on itself.
+            let seq = if m.tok_next < m.npkts {
+                m.tok_next += 1;
+                m.tok_next - 1
+            } else {
+                m.retoken.pop().expect("a tokenable message")
             };
             while m.tok_next < m.npkts && m.got[m.tok_next as usize] {
                 m.tok_next += 1;
