@@ -272,8 +272,7 @@ impl Network {
                 return;
             }
             // ECN: mark when the class queue seen by the arriving packet already exceeds K (DCTCP's rule).
-            let seen = if pt.ecn_per_port { pt.bytes } else { q.class_bytes(class) };
-            if ect && seen > pt.ecn_k[class] {
+            if ect && (if pt.ecn_per_port { pt.bytes } else { q.class_bytes(class) }) > pt.ecn_k[class] {
                 pk.get_mut(id).ce = true;
                 pt.stats.ecn_marks += 1;
             }

@@ -17,7 +17,7 @@
 //! message by slot and generation, so a late packet of a finished message is recognised and dropped.
 //! Docs: docs/homa.md.
 
-use super::{Ctx, FlowEvent, FlowSpec, Timer};
+use super::{packet_count, payload_of, track_slot, Ctx, FlowEvent, FlowSpec, Timer};
 use crate::engine::{Slab, TimerKind};
 use crate::net::packet::{Packet, PktKind};
 use crate::units::{FlowSlot, NodeId, PktId, Time};
@@ -93,13 +93,6 @@ struct Msg {
 }
 
 impl Msg {
-    fn payload_of(&self, i: u32, full: u32) -> u32 {
-        if i + 1 < self.npkts {
-            full
-        } else {
-            (self.size - (self.npkts as u64 - 1) * full as u64) as u32
-        }
-    }
     fn sendable(&self) -> bool {
         self.resend.0 < self.resend.1 || self.next < self.granted
     }
@@ -168,7 +161,7 @@ impl Homa {
 
     pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
         let full = self.cfg.payload as u64;
-        let npkts = f.size.div_ceil(full).max(1) as u32;
+        let npkts = packet_count(f.size, self.cfg.payload);
         let unsched = (self.cfg.rtt_bytes.min(f.size).div_ceil(full) as u32).clamp(1, npkts);
         let m = Msg {
             id: f.id,
@@ -177,7 +170,7 @@ impl Homa {
             size: f.size,
             npkts,
             unsched,
-            hash: (f.id as u32).wrapping_mul(0x9E37_79B1) ^ (f.src.0 << 16) ^ f.dst.0,
+            hash: f.hash(),
             granted: unsched,
             grant_class: LEVELS - 1,
             next: 0,
@@ -194,9 +187,7 @@ impl Homa {
             timeouts: 0,
         };
         let slot = FlowSlot(self.msgs.insert(m));
-        if slot.idx() >= self.gens.len() {
-            self.gens.push(0);
-        }
+        track_slot(&mut self.gens, slot);
         self.enqueue_out(slot);
         self.pump(ctx, f.src);
     }
@@ -298,7 +289,7 @@ impl Homa {
                 self.hosts[h.idx()].out.swap_remove(pos);
             }
             let m = self.msgs.get(slot.0);
-            let payload = m.payload_of(i, full);
+            let payload = payload_of(m.size, m.npkts, i, full);
             let remaining = m.size - i as u64 * full as u64;
             let class = if i < m.unsched { self.cfg.unsched_class(remaining) } else { m.grant_class };
             let mut p = Packet::new(PktKind::Data, slot, gen, m.src, m.dst);

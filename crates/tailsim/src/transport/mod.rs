@@ -26,6 +26,37 @@ pub struct FlowSpec {
     pub class: Option<u8>,
 }
 
+impl FlowSpec {
+    /// The flow's hash for ECMP (the same for all its data packets).
+    pub fn hash(&self) -> u32 {
+        (self.id as u32).wrapping_mul(0x9E37_79B1) ^ (self.src.0 << 16) ^ self.dst.0
+    }
+}
+
+/// Packets of a message of `size` bytes with `full` payload bytes per packet (an empty message is one packet).
+#[inline]
+pub fn packet_count(size: u64, full: u32) -> u32 {
+    size.div_ceil(full as u64).max(1) as u32
+}
+
+/// Payload of packet `i` of a `size`-byte message in `npkts` packets: full ones, then the remainder.
+#[inline]
+pub fn payload_of(size: u64, npkts: u32, i: u32, full: u32) -> u32 {
+    if i + 1 < npkts {
+        full
+    } else {
+        (size - (npkts as u64 - 1) * full as u64) as u32
+    }
+}
+
+/// Record a slot's generation counter the first time the slab hands the slot out.
+#[inline]
+pub fn track_slot(gens: &mut Vec<u32>, slot: FlowSlot) {
+    if slot.idx() >= gens.len() {
+        gens.push(0);
+    }
+}
+
 /// What a transport reports about a flow.
 #[derive(Clone, Copy, Debug)]
 pub enum FlowEvent {

@@ -20,7 +20,7 @@
 
 use std::collections::VecDeque;
 
-use super::{Ctx, FlowEvent, FlowSpec, Timer};
+use super::{packet_count, payload_of, track_slot, Ctx, FlowEvent, FlowSpec, Timer};
 use crate::engine::{Slab, TimerKind};
 use crate::net::packet::{Packet, PktKind};
 use crate::units::{FlowSlot, NodeId, PktId, Time};
@@ -73,13 +73,6 @@ struct Msg {
 }
 
 impl Msg {
-    fn payload_of(&self, i: u32, full: u32) -> u32 {
-        if i + 1 < self.npkts {
-            full
-        } else {
-            (self.size - (self.npkts as u64 - 1) * full as u64) as u32
-        }
-    }
     /// Packets the sender still has to send, counted at the receiver: the message plus every resend.
     fn wants_pull(&self) -> bool {
         self.window + self.pulls < self.npkts + self.resends
@@ -132,7 +125,7 @@ impl Ndp {
 
     pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
         let full = self.cfg.payload as u64;
-        let npkts = f.size.div_ceil(full).max(1) as u32;
+        let npkts = packet_count(f.size, self.cfg.payload);
         let window = (self.cfg.rtt_bytes.div_ceil(full) as u32).clamp(1, npkts);
         let m = Msg {
             id: f.id,
@@ -140,7 +133,7 @@ impl Ndp {
             dst: f.dst,
             size: f.size,
             npkts,
-            hash: (f.id as u32).wrapping_mul(0x9E37_79B1) ^ (f.src.0 << 16) ^ f.dst.0,
+            hash: f.hash(),
             next: 0,
             rtx: VecDeque::new(),
             credit: 0,
@@ -155,9 +148,7 @@ impl Ndp {
             timeouts: 0,
         };
         let slot = FlowSlot(self.msgs.insert(m));
-        if slot.idx() >= self.gens.len() {
-            self.gens.push(0);
-        }
+        track_slot(&mut self.gens, slot);
         // The first window goes to the NIC at once; the NIC sends it at line rate.
         for _ in 0..window {
             self.send_next(ctx, slot);
@@ -230,7 +221,7 @@ impl Ndp {
         } else {
             return false;
         };
-        let payload = m.payload_of(i, full);
+        let payload = payload_of(m.size, m.npkts, i, full);
         let mut p = Packet::new(PktKind::Data, slot, gen, m.src, m.dst);
         p.payload = payload;
         p.size = payload + self.cfg.header;

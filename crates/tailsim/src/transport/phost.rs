@@ -23,7 +23,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use super::{Ctx, FlowEvent, FlowSpec, Timer};
+use super::{packet_count, payload_of, track_slot, Ctx, FlowEvent, FlowSpec, Timer};
 use crate::engine::{Slab, TimerKind};
 use crate::net::packet::{Packet, PktKind};
 use crate::units::{FlowSlot, NodeId, PktId, Time};
@@ -86,13 +86,6 @@ struct Msg {
 }
 
 impl Msg {
-    fn payload_of(&self, i: u32, full: u32) -> u32 {
-        if i + 1 < self.npkts {
-            full
-        } else {
-            (self.size - (self.npkts as u64 - 1) * full as u64) as u32
-        }
-    }
     fn tokenable(&self) -> bool {
         !self.retoken.is_empty() || self.tok_next < self.npkts
     }
@@ -177,8 +170,7 @@ impl Phost {
     }
 
     pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
-        let full = self.cfg.payload as u64;
-        let npkts = f.size.div_ceil(full).max(1) as u32;
+        let npkts = packet_count(f.size, self.cfg.payload);
         let free = self.bdp_pkts().min(npkts);
         let m = Msg {
             id: f.id,
@@ -186,7 +178,7 @@ impl Phost {
             dst: f.dst,
             size: f.size,
             npkts,
-            hash: (f.id as u32).wrapping_mul(0x9E37_79B1) ^ (f.src.0 << 16) ^ f.dst.0,
+            hash: f.hash(),
             free,
             next_free: 0,
             tokens: VecDeque::new(),
@@ -205,9 +197,7 @@ impl Phost {
             timeouts: 0,
         };
         let slot = FlowSlot(self.msgs.insert(m));
-        if slot.idx() >= self.gens.len() {
-            self.gens.push(0);
-        }
+        track_slot(&mut self.gens, slot);
         let gen = self.gens[slot.idx()];
         if free < npkts {
             // The RTS: only messages that need tokens announce themselves (a message that fits in its free
@@ -330,7 +320,7 @@ impl Phost {
                 m.next_free += 1;
                 (m.next_free - 1, true)
             };
-            let payload = m.payload_of(i, full);
+            let payload = payload_of(m.size, m.npkts, i, full);
             m.sent_bytes += payload as u64;
             if !free && i < m.free {
                 m.retransmits += 1; // a free packet tokened again after a loss

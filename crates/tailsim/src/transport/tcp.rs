@@ -211,7 +211,7 @@ impl Tcp {
             class: f.class,
             src: f.src,
             dst: f.dst,
-            hash: (f.id as u32).wrapping_mul(0x9E37_79B1) ^ (f.src.0 << 16) ^ f.dst.0,
+            hash: f.hash(),
             nsegs,
             last_payload,
             una: 0,
@@ -250,11 +250,9 @@ impl Tcp {
             delack_timer: Timer::default(),
             received: false,
         };
-        let slot = self.flows.insert(flow);
-        if slot as usize >= self.gens.len() {
-            self.gens.push(0);
-        }
-        self.try_send(ctx, FlowSlot(slot));
+        let slot = FlowSlot(self.flows.insert(flow));
+        super::track_slot(&mut self.gens, slot);
+        self.try_send(ctx, slot);
     }
 
     pub fn on_packet(&mut self, ctx: &mut Ctx, _host: NodeId, id: PktId) {
