@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Dict, Optional, Sequence
+from typing import Dict, Mapping, Optional, Sequence
 
 import pandas as pd
 
@@ -272,21 +272,31 @@ def _plot_wasted(oc: pd.DataFrame, path: Path, workload: str) -> None:
     plots._finish(fig, path)
 
 
-def maxload(out: os.PathLike | str, workloads: Sequence[str], schemes: Sequence[str], window: str,
+def maxload(out: os.PathLike | str, workloads: Sequence[str], schemes: Sequence[str], window: "str | Mapping[str, str]",
             resolution: float, **run) -> pd.DataFrame:
-    """The maximum sustainable load of each scheme on each workload (Fig. 6.3); figure ``maxload.png``."""
+    """The maximum sustainable load of each scheme on each workload (Fig. 6.3); figure ``maxload.png``.
+
+    ``window`` is the arrival window of every probe, or a mapping from workload to window (heavy-tailed
+    workloads need longer ones; see docs/homa.md). Besides the search's answer, each row has
+    ``saturation``: the receivers' downlink utilization at the highest load probed when that probe was
+    unstable — what the transport delivers when offered more than it can carry, a second estimate of its
+    capacity that one overloaded run gives (the k = 1 plateau of Ch. 5)."""
     out = Path(out)
     run = dict(run)
     workers = run.pop("workers", None)
     rows = []
     for wl in workloads:
+        w = window[wl] if isinstance(window, Mapping) else window
         for scheme in schemes:
             m = stability.max_load(HOMA_BASE, out / wl / scheme, lo=0.5, hi=0.98, resolution=resolution,
-                                   duration=window, set={**HOMA_SCHEMES[scheme], "workload[0].cdf": wl},
+                                   duration=w, set={**HOMA_SCHEMES[scheme], "workload[0].cdf": wl},
                                    workers=workers or 2, **run)
             lo, hi = m["bracket"]
+            top = m["probes"].sort_values("load").iloc[-1]
+            sat = float(top["downlink_utilization"]) if not top["stable"] else float("nan")
             rows.append({"workload": wl, "scheme": scheme, "max_load": m["max_load"], "unstable_at": hi,
-                         "probes": len(m["probes"]), "window": window})
+                         "saturation": sat, "saturation_offered": float(top["load"]),
+                         "probes": len(m["probes"]), "window": w})
     ml = pd.DataFrame(rows).astype({"max_load": float, "unstable_at": float})
     plt = plots._plt()
     fig, ax = plt.subplots(figsize=(7, 3.5))

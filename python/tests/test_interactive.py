@@ -42,12 +42,17 @@ def test_the_gil_is_released_while_simulating(tmp_path):
 
 
 def test_ctrl_c_stops_a_run_promptly(tmp_path):
+    # The child says when its imports are done: a SIGINT that lands inside a slow import (a loaded CI machine)
+    # can be swallowed by a library's bare ``except``, and the run would then go on for minutes.
     code = (
         "import sys, tailsim; sys.path.insert(0, %r); from conftest import small_dict\n"
+        "print('imported', flush=True)\n"
         "tailsim.run(small_dict(200_000), %r, progress=False)\n" % (str(__import__('pathlib').Path(__file__).parent), str(tmp_path / "c"))
     )
-    p = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
-    time.sleep(2.0)
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "imported"
+    time.sleep(1.5)  # inside the simulation by now (building 200 000 flows takes well under a second)
+    assert p.poll() is None, "the run ended before it could be interrupted"
     t0 = time.time()
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=30)
