@@ -6,7 +6,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import pandas as pd
 
@@ -49,6 +49,14 @@ class Result:
     @property
     def flows(self) -> pd.DataFrame:
         return self._table("flows")
+
+    def flow_columns(self, columns: Sequence[str]) -> pd.DataFrame:
+        """Only these columns of ``flows``, read without loading the rest (a long run's table can hold tens
+        of millions of rows); the cached table when it is already loaded."""
+        pq = self.dir / "flows.parquet"
+        if "flows" in self._tables or not pq.exists():
+            return self.flows[list(columns)]
+        return pd.read_parquet(pq, engine="pyarrow", columns=list(columns))
 
     @property
     def ports(self) -> pd.DataFrame:

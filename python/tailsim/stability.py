@@ -47,7 +47,7 @@ def judge(r, tolerance: float = 0.02) -> Dict[str, Any]:
 
     Returns ``stable``, ``growth`` (backlog slope / offered byte rate), the offered and delivered byte rates
     (B/s), the receivers' ``wasted_bandwidth`` and ``downlink_utilization`` when the run reports them."""
-    f = r.flows
+    f = r.flow_columns(["start_ps", "end_ps", "finished", "size_bytes"])
     until = float(r.summary["simulated_seconds"])
     if until <= 0 or len(f) < 10:
         raise ValueError("judge needs a run with arrivals over a positive time (set workload.until and stop.time)")

@@ -25,6 +25,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import multiprocessing as mp
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ._config import ConfigLike, normalize, overrides
 from .result import Result
@@ -208,32 +210,64 @@ def _dask(todo: list, workers: Optional[int], scheduler: Optional[str], outcomes
 
 
 def _combine(out: Path, specs: list) -> None:
-    """Concatenate finished points into OUT/flows.parquet and OUT/summary.parquet (atomically)."""
-    flows, buckets = [], []
-    for s in specs:
-        d = Path(s["dir"])
-        if not (d / "summary.json").exists():
-            continue
-        r = Result.load(d)
-        tag = {"point": s["id"], **{k: _cell(v) for k, v in s["params"].items()}}
-        f = r.flows.copy()
-        for k, v in tag.items():
-            f[k] = v
-        flows.append(f)
+    """Concatenate finished points into OUT/flows.parquet and OUT/summary.parquet (atomically).
+
+    The flows are streamed point by point into one Parquet file: a long-window point can hold tens of millions
+    of flows, and holding every point's table at once (as one DataFrame) exhausted the memory of a 23 GB
+    machine on a two-point maximum-load probe."""
+    done = [s for s in specs if (Path(s["dir"]) / "summary.json").exists()]
+    if not done:
+        return
+    # One row of swept values per point, typed together (ints and floats mixed become floats, as in a concat).
+    tags = pd.DataFrame([{"point": s["id"], **{k: _cell(v) for k, v in s["params"].items()}} for s in done])
+    tag_schema = pa.Schema.from_pandas(tags, preserve_index=False)
+    files = [Path(s["dir"]) / "flows.parquet" for s in done]
+    present = [f for f in files if f.exists()]
+    if present:
+        flow_schema = _unify([pq.read_schema(f) for f in present])
+        flow_schema = pa.schema([f for f in flow_schema if f.name not in tag_schema.names] + list(tag_schema))
+        tmp = out / f".flows.parquet.tmp-{os.getpid()}"
+        with pq.ParquetWriter(tmp, flow_schema) as w:
+            for i, f in enumerate(files):
+                if f.exists():
+                    w.write_table(_with_tags(pq.read_table(f), flow_schema, tag_schema, tags.iloc[i]))
+        os.replace(tmp, out / "flows.parquet")
+    buckets = []
+    for i, s in enumerate(done):
+        r = Result.load(s["dir"])
         b = r.buckets.reset_index()
         # Deadline metrics are per run; repeat them on every bucket row so one table holds everything.
         for k, v in (r.deadlines or {}).items():
             b[f"deadline_{k}" if not k.startswith(("application", "other")) else k] = v
-        for k, v in tag.items():
+        for k, v in tags.iloc[i].items():
             b[k] = v
         buckets.append(b)
-    for name, parts in (("flows", flows), ("summary", buckets)):
-        if not parts:
-            continue
-        df = pd.concat(parts, ignore_index=True)
-        tmp = out / f".{name}.parquet.tmp-{os.getpid()}"
-        df.to_parquet(tmp, index=False)
-        os.replace(tmp, out / f"{name}.parquet")
+    df = pd.concat(buckets, ignore_index=True)
+    tmp = out / f".summary.parquet.tmp-{os.getpid()}"
+    df.to_parquet(tmp, index=False)
+    os.replace(tmp, out / "summary.parquet")
+
+
+def _unify(schemas: list) -> pa.Schema:
+    try:
+        return pa.unify_schemas(schemas, promote_options="permissive")
+    except TypeError:  # pyarrow < 14: no type promotion
+        return pa.unify_schemas(schemas)
+
+
+def _with_tags(t: pa.Table, schema: pa.Schema, tag_schema: pa.Schema, tag: pd.Series) -> pa.Table:
+    """One point's flows with its swept values as constant columns, in ``schema``'s columns and types."""
+    n = t.num_rows
+    cols = []
+    for field in schema:
+        if field.name in tag_schema.names:
+            v = tag[field.name]
+            cols.append(pa.repeat(pa.scalar(None if pd.isna(v) else v.item() if hasattr(v, "item") else v, field.type), n))
+        elif field.name in t.column_names:
+            cols.append(t.column(field.name).cast(field.type))
+        else:
+            cols.append(pa.nulls(n, field.type))
+    return pa.Table.from_arrays(cols, schema=schema)
 
 
 def _cell(v: Any) -> Any:

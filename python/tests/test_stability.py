@@ -12,6 +12,9 @@ class _Run:
         self.flows = flows
         self.summary = {"simulated_seconds": until_s, "receivers": receivers}
 
+    def flow_columns(self, columns):
+        return self.flows[list(columns)]
+
 
 def _flows(n, until_s, service_s, size=10_000):
     """n equal messages arriving evenly over (0, until_s), each finishing service_s after it starts (a

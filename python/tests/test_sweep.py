@@ -36,6 +36,24 @@ def test_local_pool_and_dask_cluster_give_the_same_rows(tmp_path):
         assert r.config["workload"][0]["load"] == getattr(p, "_3")
 
 
+def test_combined_flows_are_every_points_flows_with_its_swept_values(tmp_path):
+    # The combined table is streamed point by point; it must equal the plain concatenation, with an int and a
+    # float grid value in one column promoted together.
+    res = tailsim.sweep(small_dict(120), {"workload[0].load": [0.3, 0.6], "seed": [1, 2]}, tmp_path / "c",
+                        workers=2, progress=False)
+    assert not res.failed
+    parts = []
+    for p in res.params.itertuples():
+        f = res.result(p.point).flows.copy()
+        f["point"], f["workload[0].load"], f["seed"] = p.point, getattr(p, "_2"), p.seed
+        parts.append(f)
+    want = _sorted(pd.concat(parts, ignore_index=True))
+    got = _sorted(res.flows)
+    assert len(got) == 4 * 120 and list(got.columns) == list(want.columns)
+    pd.testing.assert_frame_equal(got, want, check_dtype=False)
+    assert got["seed"].dtype.kind == "i" and got["workload[0].load"].dtype.kind == "f"
+
+
 def test_failed_point_is_reported_and_others_finish(tmp_path):
     res = tailsim.sweep(small_dict(50), {"workload[0].load": [0.3, 1.5, 0.5]}, tmp_path / "f", workers=2, progress=False)
     assert len(res.failed) == 1
