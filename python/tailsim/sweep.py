@@ -221,16 +221,16 @@ def _combine(out: Path, specs: list) -> None:
     # One row of swept values per point, typed together (ints and floats mixed become floats, as in a concat).
     tags = pd.DataFrame([{"point": s["id"], **{k: _cell(v) for k, v in s["params"].items()}} for s in done])
     tag_schema = pa.Schema.from_pandas(tags, preserve_index=False)
-    files = [Path(s["dir"]) / "flows.parquet" for s in done]
-    present = [f for f in files if f.exists()]
+    files = [_flows_file(Path(s["dir"])) for s in done]
+    present = [f for f in files if f is not None]
     if present:
-        flow_schema = _unify([pq.read_schema(f) for f in present])
+        flow_schema = _unify([pq.read_schema(f) if f.suffix == ".parquet" else _read_flows(f).schema for f in present])
         flow_schema = pa.schema([f for f in flow_schema if f.name not in tag_schema.names] + list(tag_schema))
         tmp = out / f".flows.parquet.tmp-{os.getpid()}"
         with pq.ParquetWriter(tmp, flow_schema) as w:
             for i, f in enumerate(files):
-                if f.exists():
-                    w.write_table(_with_tags(pq.read_table(f), flow_schema, tag_schema, tags.iloc[i]))
+                if f is not None:
+                    w.write_table(_with_tags(_read_flows(f), flow_schema, tag_schema, tags.iloc[i]))
         os.replace(tmp, out / "flows.parquet")
     buckets = []
     for i, s in enumerate(done):
@@ -246,6 +246,18 @@ def _combine(out: Path, specs: list) -> None:
     tmp = out / f".summary.parquet.tmp-{os.getpid()}"
     df.to_parquet(tmp, index=False)
     os.replace(tmp, out / "summary.parquet")
+
+
+def _flows_file(d: Path) -> Optional[Path]:
+    """A point's flows table: Parquet, or CSV with ``output.format = "csv"``."""
+    for name in ("flows.parquet", "flows.csv"):
+        if (d / name).exists():
+            return d / name
+    return None
+
+
+def _read_flows(f: Path) -> pa.Table:
+    return pq.read_table(f) if f.suffix == ".parquet" else pa.Table.from_pandas(pd.read_csv(f), preserve_index=False)
 
 
 def _unify(schemas: list) -> pa.Schema:

@@ -54,6 +54,14 @@ def test_combined_flows_are_every_points_flows_with_its_swept_values(tmp_path):
     assert got["seed"].dtype.kind == "i" and got["workload[0].load"].dtype.kind == "f"
 
 
+def test_csv_points_are_combined_too(tmp_path):
+    base = small_dict(60)
+    base["output"] = {"format": "csv"}
+    res = tailsim.sweep(base, {"workload[0].load": [0.3, 0.5]}, tmp_path / "csv", workers=1, progress=False)
+    assert not res.failed and len(res.flows) == 2 * 60
+    assert sorted(set(res.flows["workload[0].load"])) == [0.3, 0.5]
+
+
 def test_failed_point_is_reported_and_others_finish(tmp_path):
     res = tailsim.sweep(small_dict(50), {"workload[0].load": [0.3, 1.5, 0.5]}, tmp_path / "f", workers=2, progress=False)
     assert len(res.failed) == 1
