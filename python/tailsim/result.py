@@ -14,6 +14,15 @@ from . import _core
 from ._config import ConfigLike, normalize, overrides
 
 
+def table_file(directory: Path, name: str) -> Optional[Path]:
+    """A results table's file: ``<name>.parquet``, or ``<name>.csv`` with ``output.format = "csv"``; None if
+    the run wrote neither."""
+    for f in (directory / f"{name}.parquet", directory / f"{name}.csv"):
+        if f.exists():
+            return f
+    return None
+
+
 class Result:
     """A results directory: ``flows`` (one row per flow), ``ports`` (one row per egress port), ``queues``
     (queue-occupancy samples, if ``output.queue_sample`` was set), ``summary`` (summary.json as a dict) and
@@ -36,14 +45,14 @@ class Result:
 
     def _table(self, name: str) -> pd.DataFrame:
         if name not in self._tables:
-            pq, csv = self.dir / f"{name}.parquet", self.dir / f"{name}.csv"
-            if pq.exists():
-                # pyarrow converts numeric columns without copying where the layout allows.
-                self._tables[name] = pd.read_parquet(pq, engine="pyarrow")
-            elif csv.exists():
-                self._tables[name] = pd.read_csv(csv)
-            else:
+            f = table_file(self.dir, name)
+            if f is None:
                 self._tables[name] = pd.DataFrame()
+            elif f.suffix == ".parquet":
+                # pyarrow converts numeric columns without copying where the layout allows.
+                self._tables[name] = pd.read_parquet(f, engine="pyarrow")
+            else:
+                self._tables[name] = pd.read_csv(f)
         return self._tables[name]
 
     @property
@@ -53,10 +62,10 @@ class Result:
     def flow_columns(self, columns: Sequence[str]) -> pd.DataFrame:
         """Only these columns of ``flows``, read without loading the rest (a long run's table can hold tens
         of millions of rows); the cached table when it is already loaded."""
-        pq = self.dir / "flows.parquet"
-        if "flows" in self._tables or not pq.exists():
+        f = table_file(self.dir, "flows")
+        if "flows" in self._tables or f is None or f.suffix != ".parquet":
             return self.flows[list(columns)]
-        return pd.read_parquet(pq, engine="pyarrow", columns=list(columns))
+        return pd.read_parquet(f, engine="pyarrow", columns=list(columns))
 
     @property
     def ports(self) -> pd.DataFrame:

@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ._config import ConfigLike, normalize, overrides
-from .result import Result
+from .result import Result, table_file
 
 __all__ = ["sweep", "SweepResult", "points"]
 
@@ -221,7 +221,7 @@ def _combine(out: Path, specs: list) -> None:
     # One row of swept values per point, typed together (ints and floats mixed become floats, as in a concat).
     tags = pd.DataFrame([{"point": s["id"], **{k: _cell(v) for k, v in s["params"].items()}} for s in done])
     tag_schema = pa.Schema.from_pandas(tags, preserve_index=False)
-    files = [_flows_file(Path(s["dir"])) for s in done]
+    files = [table_file(Path(s["dir"]), "flows") for s in done]
     present = [f for f in files if f is not None]
     if present:
         flow_schema = _unify([pq.read_schema(f) if f.suffix == ".parquet" else _read_flows(f).schema for f in present])
@@ -246,14 +246,6 @@ def _combine(out: Path, specs: list) -> None:
     tmp = out / f".summary.parquet.tmp-{os.getpid()}"
     df.to_parquet(tmp, index=False)
     os.replace(tmp, out / "summary.parquet")
-
-
-def _flows_file(d: Path) -> Optional[Path]:
-    """A point's flows table: Parquet, or CSV with ``output.format = "csv"``."""
-    for name in ("flows.parquet", "flows.csv"):
-        if (d / name).exists():
-            return d / name
-    return None
 
 
 def _read_flows(f: Path) -> pa.Table:
