@@ -3,50 +3,19 @@
 use std::path::Path;
 use std::process::Command;
 
-/// (name, description, experiment TOML, default simulated time)
+/// (name, description, experiment TOML, default simulated time). The TOML files are shared with the golden
+/// test (crates/tailsim/tests/golden.rs).
 const SCENARIOS: &[(&str, &str, &str, &str)] = &[
     (
         "pfabric-websearch-dctcp",
         "pfabric-144, web search, DCTCP (K = 22.5KB, 225KB buffers), load 0.6, ECMP",
-        r#"
-seed = 1
-[topology]
-preset = "pfabric-144"
-[switch]
-buffer = "225KB"
-ecn_threshold = "22.5KB"
-[transport]
-kind = "dctcp"
-init_cwnd = 12
-min_rto = "200us"
-[[workload]]
-kind = "poisson"
-cdf = "websearch"
-load = 0.6
-until = "1s"
-"#,
+        include_str!("../../../examples/bench/pfabric-websearch-dctcp.toml"),
         "20ms",
     ),
     (
         "fattree128-perm-100g",
         "k = 8 fat tree (128 hosts, 100 Gbps, 1 us links), permutation of 2 MB flows, TCP, 1500 B packets (htsim's comparison setup)",
-        r#"
-seed = 1
-[topology]
-kind = "fat-tree"
-k = 8
-rate = "100Gbps"
-delay = "1us"
-[switch]
-buffer = "1MB"
-[transport]
-kind = "tcp"
-init_cwnd = 10
-min_rto = "1ms"
-[[workload]]
-kind = "permutation"
-size = "2MB"
-"#,
+        include_str!("../../../examples/bench/fattree128-perm-100g.toml"),
         "100ms",
     ),
 ];

@@ -17,6 +17,11 @@ pub enum DropReason {
     Policed,
 }
 
+impl DropReason {
+    /// Every reason, in the order of the result columns.
+    pub const ALL: [DropReason; 4] = [DropReason::Overflow, DropReason::LinkDown, DropReason::Corrupt, DropReason::Policed];
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct PortStats {
     pub tx_packets: u64,
@@ -36,6 +41,18 @@ pub struct PortStats {
     pub since: Time,
     /// Time spent serializing packets (including preamble and gap), over the whole run.
     pub busy_time: Time,
+}
+
+impl PortStats {
+    /// Packets dropped at this port for `why`.
+    pub fn drops(&self, why: DropReason) -> u64 {
+        match why {
+            DropReason::Overflow => self.drops_overflow,
+            DropReason::LinkDown => self.drops_link_down,
+            DropReason::Corrupt => self.drops_corrupt,
+            DropReason::Policed => self.drops_policed,
+        }
+    }
 }
 
 pub struct Port {

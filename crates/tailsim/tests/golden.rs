@@ -1,0 +1,119 @@
+//! Golden outputs: fixed scenarios whose event count, packet counts by kind and fate, and hashes of the flow
+//! and port tables are committed (`tests/golden/*.json`). The determinism test compares two runs of one
+//! binary and cannot see a change of behaviour; this test compares against the binary that wrote the goldens.
+//! A refactor must leave every byte as it is. A change meant to alter behaviour updates the goldens in a
+//! commit of its own that says why: `TAILSIM_UPDATE_GOLDEN=1 cargo test --release --test golden`.
+
+mod common;
+use std::path::{Path, PathBuf};
+use tailsim::Experiment;
+
+/// (golden name, experiment file relative to the repository root, command-line overrides)
+const SCENARIOS: &[(&str, &str, &[&str])] = &[
+    ("bench-pfabric-websearch-dctcp", "examples/bench/pfabric-websearch-dctcp.toml", &["stop.time=\"3ms\""]),
+    ("bench-fattree128-perm-100g", "examples/bench/fattree128-perm-100g.toml", &["stop.time=\"1ms\""]),
+    ("homa-w4", "crates/tailsim/tests/golden/homa-w4.toml", &[]),
+    ("pfabric-websearch", "crates/tailsim/tests/golden/pfabric-websearch.toml", &[]),
+    ("qjump-websearch", "crates/tailsim/tests/golden/qjump-websearch.toml", &[]),
+    ("ndp-incast", "crates/tailsim/tests/golden/ndp-incast.toml", &[]),
+    ("phost-w1", "crates/tailsim/tests/golden/phost-w1.toml", &[]),
+    ("faults-tcp", "crates/tailsim/tests/golden/faults-tcp.toml", &[]),
+];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// FNV-1a, 64 bit: stable across platforms and Rust versions (unlike `DefaultHasher`).
+#[derive(Clone, Copy)]
+struct Fnv(u64);
+impl Fnv {
+    fn new() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+    fn u64(&mut self, v: u64) {
+        for b in v.to_le_bytes() {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+/// What the golden file holds: everything a behaviour change would move, nothing that a refactor may
+/// legitimately rename (the summary's field layout, the order of result columns).
+fn record(e: &Experiment, s: &tailsim::Summary) -> serde_json::Value {
+    let mut flows = Fnv::new();
+    for r in &e.world.records {
+        for v in [r.id, r.src.0 as u64, r.dst.0 as u64, r.size, r.start.0, r.end.map_or(u64::MAX, |t| t.0), r.ideal.0] {
+            flows.u64(v);
+        }
+        flows.u64(r.retransmits as u64);
+        flows.u64(r.timeouts as u64);
+    }
+    let mut ports = Fnv::new();
+    for p in &e.world.net.ports {
+        let st = &p.stats;
+        for v in [st.tx_packets, st.tx_bytes, st.ecn_marks, st.trims, st.max_bytes, st.busy_time.0] {
+            ports.u64(v);
+        }
+        for why in tailsim::net::port::DropReason::ALL {
+            ports.u64(st.drops(why));
+        }
+        ports.u64(p.avg_bytes(e.world.now).to_bits());
+    }
+    let pc = &s.packets;
+    serde_json::json!({
+        "stop_reason": s.stop_reason,
+        "simulated_ps": e.world.now.0,
+        "events": s.events,
+        "packet_hops": s.packet_hops,
+        "flows_started": s.flows_started,
+        "flows_finished": s.flows_finished,
+        "packets": {
+            "created": pc.created,
+            "delivered": pc.delivered,
+            "dropped": pc.dropped,
+            "in_flight": pc.in_flight,
+            "dropped_overflow": pc.dropped_overflow,
+            "dropped_link_down": pc.dropped_link_down,
+            "dropped_corrupt": pc.dropped_corrupt,
+            "dropped_policed": pc.dropped_policed,
+            "ecn_marked": pc.ecn_marked,
+            "trimmed": pc.trimmed,
+        },
+        "peak_live_packets": e.world.pk.peak(),
+        "flows_fnv": format!("{:016x}", flows.0),
+        "ports_fnv": format!("{:016x}", ports.0),
+        "transport": s.transport,
+    })
+}
+
+fn run_scenario(file: &str, set: &[&str]) -> serde_json::Value {
+    let path = root().join(file);
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    let mut e = tailsim::load(&path, &set).unwrap_or_else(|err| panic!("{err}"));
+    if e.stop.time.is_none() && e.stop.max_events.is_none() {
+        e.stop.max_events = Some(100_000_000);
+    }
+    let s = e.run(&mut |_| {}).unwrap_or_else(|err| panic!("{file}: {err}"));
+    record(&e, &s)
+}
+
+#[test]
+fn golden_outputs_are_unchanged() {
+    let update = std::env::var_os("TAILSIM_UPDATE_GOLDEN").is_some();
+    let mut failures = vec![];
+    for (name, file, set) in SCENARIOS {
+        let got = run_scenario(file, set);
+        let golden = root().join(format!("crates/tailsim/tests/golden/{name}.json"));
+        let text = serde_json::to_string_pretty(&got).unwrap() + "\n";
+        if update {
+            std::fs::write(&golden, &text).unwrap();
+            continue;
+        }
+        let want = std::fs::read_to_string(&golden).unwrap_or_else(|e| panic!("{}: {e}", golden.display()));
+        if want != text {
+            failures.push(format!("{name} ({file}) differs from {}:\n--- golden\n{want}--- now\n{text}", golden.display()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
