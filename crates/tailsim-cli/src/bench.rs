@@ -20,7 +20,13 @@ const SCENARIOS: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
-pub fn main(only: Option<String>, list: bool, time: Option<String>, in_process: bool, self_cmd: &[String]) -> Result<(), String> {
+pub fn main(
+    only: Option<String>,
+    list: bool,
+    time: Option<String>,
+    in_process: bool,
+    self_cmd: &[String],
+) -> Result<(), String> {
     if list {
         for (n, d, _, t) in SCENARIOS {
             out!("{n:<28} {d} (default {t} simulated)");
@@ -34,7 +40,14 @@ pub fn main(only: Option<String>, list: bool, time: Option<String>, in_process: 
     if !in_process {
         out!(
             "{:<28} {:>9} {:>8} {:>12} {:>10} {:>13} {:>12} {:>9}",
-            "scenario", "sim s", "wall s", "events", "M ev/s", "M pkt-hops/s", "wall/sim s", "peak MB"
+            "scenario",
+            "sim s",
+            "wall s",
+            "events",
+            "M ev/s",
+            "M pkt-hops/s",
+            "wall/sim s",
+            "peak MB"
         );
         let (exe, pre) = self_cmd.split_first().ok_or("no command to start the benchmark with")?;
         for s in chosen {
@@ -53,7 +66,8 @@ pub fn main(only: Option<String>, list: bool, time: Option<String>, in_process: 
     }
     for (name, _, toml, default_time) in chosen {
         let t = time.clone().unwrap_or_else(|| default_time.to_string());
-        let mut exp = tailsim::load_str(toml, name, Path::new("."), &[format!("stop.time=\"{t}\"")]).map_err(|e| e.to_string())?;
+        let mut exp = tailsim::load_str(toml, name, Path::new("."), &[format!("stop.time=\"{t}\"")])
+            .map_err(|e| e.to_string())?;
         let s = exp.run(&mut |_| {})?;
         out!(
             "{:<28} {:>9.4} {:>8.2} {:>12} {:>10.2} {:>13.2} {:>12.1} {:>9.1}",

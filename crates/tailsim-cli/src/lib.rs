@@ -128,9 +128,17 @@ pub fn main_with(args: Vec<String>, self_cmd: Vec<String>) -> u8 {
     };
     let res = match cli.cmd {
         Cmd::Run { config, out, seed, sets, quiet } => run(config, out, seed, sets, quiet),
-        Cmd::Check { config, sets } => tailsim::load(&config, &sets).map(|e| {
-            out!("{}: ok ({} hosts, {} switches, {} links)", config.display(), e.world.net.n_hosts(), e.world.net.switches.len(), e.world.net.ports.len() / 2);
-        }).map_err(|e| e.to_string()),
+        Cmd::Check { config, sets } => tailsim::load(&config, &sets)
+            .map(|e| {
+                out!(
+                    "{}: ok ({} hosts, {} switches, {} links)",
+                    config.display(),
+                    e.world.net.n_hosts(),
+                    e.world.net.switches.len(),
+                    e.world.net.ports.len() / 2
+                );
+            })
+            .map_err(|e| e.to_string()),
         Cmd::Bench { scenario, list, time, in_process } => bench::main(scenario, list, time, in_process, &self_cmd),
         Cmd::Thresholds { cdf, load, classes } => thresholds(&cdf, load, classes),
         Cmd::Qjump { hosts, rate, packet, eps, f, epoch_factor, epoch, budget, fan_in } => {
@@ -151,9 +159,14 @@ fn thresholds(name: &str, load: f64, classes: usize) -> Result<(), String> {
     if !(1..=8).contains(&classes) {
         return Err(format!("--classes must be 1–8, found {classes}"));
     }
-    let cdf = SizeCdf::builtin(name).or_else(|_| SizeCdf::from_file(std::path::Path::new(name), Default::default())).map_err(|e| {
-        format!("--cdf: \"{name}\" is neither a built-in CDF ({}) nor a readable CDF file: {e}", SizeCdf::builtin_names().join(", "))
-    })?;
+    let cdf = SizeCdf::builtin(name)
+        .or_else(|_| SizeCdf::from_file(std::path::Path::new(name), Default::default()))
+        .map_err(|e| {
+            format!(
+                "--cdf: \"{name}\" is neither a built-in CDF ({}) nor a readable CDF file: {e}",
+                SizeCdf::builtin_names().join(", ")
+            )
+        })?;
     let opt = optimal_thresholds(&cdf, load, classes).map_err(|e| e.to_string())?;
     let eq = equal_count_thresholds(&cdf, classes);
     out!("{name}, load {load}, {classes} classes (M/G/1 model of pFabric §6.1 / Appendix A):");
@@ -167,10 +180,24 @@ fn thresholds(name: &str, load: f64, classes: usize) -> Result<(), String> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn qjump(hosts: u64, rate: &str, packet: &str, eps: &str, f: &str, epoch_factor: u32, epoch: Option<&str>, budget: &str, fan_in: Option<&str>) -> Result<(), String> {
+fn qjump(
+    hosts: u64,
+    rate: &str,
+    packet: &str,
+    eps: &str,
+    f: &str,
+    epoch_factor: u32,
+    epoch: Option<&str>,
+    budget: &str,
+    fan_in: Option<&str>,
+) -> Result<(), String> {
     use tailsim::qjump::{report, switch_latency, QjumpParams};
-    let fv: Vec<f64> = f.split(',').map(|x| x.trim().parse::<f64>().map_err(|_| format!("--f: \"{x}\" is not a number"))).collect::<Result<_, _>>()?;
-    let q = QjumpParams::parse(hosts, rate, packet, eps, &fv, epoch_factor, epoch, budget).map_err(|e| format!("--{e}"))?;
+    let fv: Vec<f64> = f
+        .split(',')
+        .map(|x| x.trim().parse::<f64>().map_err(|_| format!("--f: \"{x}\" is not a number")))
+        .collect::<Result<_, _>>()?;
+    let q =
+        QjumpParams::parse(hosts, rate, packet, eps, &fv, epoch_factor, epoch, budget).map_err(|e| format!("--{e}"))?;
     let text = report(&q);
     let shown = text.lines().take(2 + fv.len()).collect::<Vec<_>>().join("\n");
     out!("{shown}");
@@ -184,15 +211,28 @@ fn qjump(hosts: u64, rate: &str, packet: &str, eps: &str, f: &str, epoch_factor:
     Ok(())
 }
 
-fn run(config: PathBuf, out: Option<PathBuf>, seed: Option<u64>, mut sets: Vec<String>, quiet: bool) -> Result<(), String> {
+fn run(
+    config: PathBuf,
+    out: Option<PathBuf>,
+    seed: Option<u64>,
+    mut sets: Vec<String>,
+    quiet: bool,
+) -> Result<(), String> {
     if let Some(s) = seed {
         sets.push(format!("seed={s}"));
     }
     let mut exp = tailsim::load(&config, &sets).map_err(|e| e.to_string())?;
-    let dir = out.unwrap_or_else(|| PathBuf::from(exp.out_dir.clone().unwrap_or_else(|| format!("results/{}", exp.name))));
+    let dir =
+        out.unwrap_or_else(|| PathBuf::from(exp.out_dir.clone().unwrap_or_else(|| format!("results/{}", exp.name))));
     let show = !quiet && std::io::stderr().is_terminal();
     let mut meter = ProgressLine::new(&exp);
-    let summary = exp.run(&mut |p| if show { meter.update(p) }).map_err(|e| format!("run failed: {e}"))?;
+    let summary = exp
+        .run(&mut |p| {
+            if show {
+                meter.update(p)
+            }
+        })
+        .map_err(|e| format!("run failed: {e}"))?;
     if show {
         eprintln!();
     }
@@ -213,7 +253,12 @@ struct ProgressLine {
 impl ProgressLine {
     fn new(exp: &Experiment) -> Self {
         let now = Instant::now();
-        ProgressLine { t0: now, last: now, horizon: exp.horizon().map(|t| t.secs()), expected_flows: exp.expected_flows() }
+        ProgressLine {
+            t0: now,
+            last: now,
+            horizon: exp.horizon().map(|t| t.secs()),
+            expected_flows: exp.expected_flows(),
+        }
     }
     fn update(&mut self, p: &Progress) {
         let now = Instant::now();
@@ -248,16 +293,40 @@ fn print_summary(s: &Summary) {
     );
     out!(
         "packets: {} delivered, {} dropped ({} overflow, {} link down, {} corrupt, {} policed), {} ECN-marked",
-        s.packets.delivered, s.packets.dropped, s.packets.dropped_overflow, s.packets.dropped_link_down, s.packets.dropped_corrupt, s.packets.dropped_policed, s.packets.ecn_marked
+        s.packets.delivered,
+        s.packets.dropped,
+        s.packets.dropped_overflow,
+        s.packets.dropped_link_down,
+        s.packets.dropped_corrupt,
+        s.packets.dropped_policed,
+        s.packets.ecn_marked
     );
     out!(
         "{:<16} {:>8} {:>6} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9} {:>9}",
-        "size bucket", "flows", "unfin", "FCT mean", "FCT p50", "FCT p99", "FCT p99.9", "sd mean", "sd p99", "sd p99.9"
+        "size bucket",
+        "flows",
+        "unfin",
+        "FCT mean",
+        "FCT p50",
+        "FCT p99",
+        "FCT p99.9",
+        "sd mean",
+        "sd p99",
+        "sd p99.9"
     );
     for b in &s.buckets {
         out!(
             "{:<16} {:>8} {:>6} {:>9.1}us {:>9.1}us {:>9.1}us {:>9.1}us {:>9.3} {:>9.3} {:>9.3}",
-            b.bucket, b.flows, b.unfinished, b.fct_mean_us, b.fct_p50_us, b.fct_p99_us, b.fct_p999_us, b.slowdown_mean, b.slowdown_p99, b.slowdown_p999
+            b.bucket,
+            b.flows,
+            b.unfinished,
+            b.fct_mean_us,
+            b.fct_p50_us,
+            b.fct_p99_us,
+            b.fct_p999_us,
+            b.slowdown_mean,
+            b.slowdown_p99,
+            b.slowdown_p999
         );
     }
 }

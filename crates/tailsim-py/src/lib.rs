@@ -11,7 +11,12 @@ use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-create_exception!(_core, ConfigError, PyValueError, "An experiment configuration is invalid (the message names the key).");
+create_exception!(
+    _core,
+    ConfigError,
+    PyValueError,
+    "An experiment configuration is invalid (the message names the key)."
+);
 create_exception!(_core, SimulationError, PyException, "A simulation failed while running or writing results.");
 
 fn config_err(e: tailsim::ConfigError) -> PyErr {
@@ -49,7 +54,10 @@ fn json_to_toml(v: serde_json::Value, key: &str) -> Result<toml::Value, String> 
         },
         J::String(s) => toml::Value::String(s),
         J::Array(a) => toml::Value::Array(
-            a.into_iter().enumerate().map(|(i, x)| json_to_toml(x, &format!("{key}[{i}]"))).collect::<Result<_, _>>()?,
+            a.into_iter()
+                .enumerate()
+                .map(|(i, x)| json_to_toml(x, &format!("{key}[{i}]")))
+                .collect::<Result<_, _>>()?,
         ),
         J::Object(o) => toml::Value::Table(
             o.into_iter()
@@ -88,7 +96,9 @@ fn run(
     progress: Option<PyObject>,
 ) -> PyResult<(String, String)> {
     let mut exp = build(kind, text, origin, base_dir, &sets)?;
-    let dir = PathBuf::from(out_dir.unwrap_or_else(|| exp.out_dir.clone().unwrap_or_else(|| format!("results/{}", exp.name))));
+    let dir = PathBuf::from(
+        out_dir.unwrap_or_else(|| exp.out_dir.clone().unwrap_or_else(|| format!("results/{}", exp.name))),
+    );
     let horizon = exp.horizon().map(|t| t.secs());
     let expected = exp.expected_flows();
     let mut interrupted: Option<PyErr> = None;
@@ -167,7 +177,8 @@ fn class_thresholds(name: &str, load: f64, classes: usize, rule: &str) -> PyResu
         .or_else(|_| tailsim_workload::SizeCdf::from_file(Path::new(name), Default::default()))
         .map_err(|e| ConfigError::new_err(e.to_string()))?;
     let t = match rule {
-        "optimal" => tailsim_workload::optimal_thresholds(&cdf, load, classes).map_err(|e| ConfigError::new_err(e.to_string()))?,
+        "optimal" => tailsim_workload::optimal_thresholds(&cdf, load, classes)
+            .map_err(|e| ConfigError::new_err(e.to_string()))?,
         "equal-count" => tailsim_workload::equal_count_thresholds(&cdf, classes),
         o => return Err(ConfigError::new_err(format!("rule: expected \"optimal\" or \"equal-count\", found \"{o}\""))),
     };
@@ -195,7 +206,8 @@ fn qjump_levels(
     budget: &str,
 ) -> PyResult<(u64, Vec<QjumpLevelRow>)> {
     use tailsim::qjump::{levels, network_epoch, QjumpParams};
-    let q = QjumpParams::parse(hosts, edge_rate, max_packet, switch_delay, &f, epoch_factor, epoch, budget).map_err(ConfigError::new_err)?;
+    let q = QjumpParams::parse(hosts, edge_rate, max_packet, switch_delay, &f, epoch_factor, epoch, budget)
+        .map_err(ConfigError::new_err)?;
     let rows = levels(&q)[..f.len()]
         .iter()
         .map(|l| (l.class, l.level, l.f, l.epoch.0, l.budget, l.rate_bps, l.latency.0, l.guaranteed))

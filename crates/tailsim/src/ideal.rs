@@ -81,7 +81,8 @@ mod tests {
         let mut done = vec![None; flows.len()];
         let mut t = 0u64;
         while done.iter().any(Option::is_none) {
-            let mut order: Vec<usize> = (0..flows.len()).filter(|&i| flows[i].arrival.0 <= t && done[i].is_none()).collect();
+            let mut order: Vec<usize> =
+                (0..flows.len()).filter(|&i| flows[i].arrival.0 <= t && done[i].is_none()).collect();
             order.sort_by_key(|&i| (rem[i], flows[i].arrival, i));
             let (mut s, mut d) = (vec![false; hosts], vec![false; hosts]);
             let mut serve = vec![];

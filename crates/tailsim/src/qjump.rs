@@ -163,7 +163,10 @@ pub fn report(q: &QjumpParams) -> String {
             (None, k) => format!(" ({k}·N·P/r + ε)"),
         }
     );
-    s += &format!("{:>5} {:>5} {:>8} {:>12} {:>10} {:>14} {:>14}  {}\n", "class", "level", "f", "epoch", "budget B", "rate", "latency", "");
+    s += &format!(
+        "{:>5} {:>5} {:>8} {:>12} {:>10} {:>14} {:>14}  {}\n",
+        "class", "level", "f", "epoch", "budget B", "rate", "latency", ""
+    );
     for l in levels(q) {
         s += &format!(
             "{:>5} {:>5} {:>8} {:>12} {:>10} {:>9.3} Mb/s {:>14}  {}\n",

@@ -1,8 +1,8 @@
 //! Running an experiment and writing its results directory.
 
 use crate::config::{Experiment, OutputFormat};
-use crate::metrics::output::{write_atomic, write_csv, write_parquet, Column};
 use crate::metrics::latency::LatencySummary;
+use crate::metrics::output::{write_atomic, write_csv, write_parquet, Column};
 use crate::metrics::{deadline_stats, summarize, BucketStats, DeadlineStats};
 use crate::sim::{Progress, StopReason};
 use crate::transport::Transport;
@@ -114,13 +114,15 @@ fn qjump_summary(q: &crate::net::regulator::Regulator) -> QjumpSummary {
             }
         })
         .collect();
-    let kebab = |s: String| s.chars().fold(String::new(), |mut a, ch| {
-        if ch.is_uppercase() && !a.is_empty() {
-            a.push('-');
-        }
-        a.push(ch.to_ascii_lowercase());
-        a
-    });
+    let kebab = |s: String| {
+        s.chars().fold(String::new(), |mut a, ch| {
+            if ch.is_uppercase() && !a.is_empty() {
+                a.push('-');
+            }
+            a.push(ch.to_ascii_lowercase());
+            a
+        })
+    };
     QjumpSummary {
         network_epoch_us: q.network_epoch.micros(),
         variant: kebab(format!("{:?}", q.variant)),
@@ -150,7 +152,8 @@ impl Experiment {
     /// As `run`, but the callback may return false to stop early (the summary then says `interrupted`).
     pub fn run_interruptible(&mut self, on_progress: &mut dyn FnMut(&Progress) -> bool) -> Result<Summary, String> {
         let t0 = Instant::now();
-        let stop = if self.flow_level { self.world.run_flow_level(self.stop) } else { self.world.run(self.stop, on_progress) };
+        let stop =
+            if self.flow_level { self.world.run_flow_level(self.stop) } else { self.world.run(self.stop, on_progress) };
         let wall = t0.elapsed().as_secs_f64();
         self.world.check_conservation().map_err(|e| format!("packet conservation violated: {e}"))?;
         Ok(self.summary(stop, wall))
@@ -189,7 +192,11 @@ impl Experiment {
             },
             buckets: summarize(&w.records, &self.buckets, self.warmup),
             deadlines: deadline_stats(&w.records, self.warmup),
-            receivers: if self.flow_level { None } else { w.inbound_at_last_arrival.or_else(|| w.inbound.stats(&w.net, w.now)) },
+            receivers: if self.flow_level {
+                None
+            } else {
+                w.inbound_at_last_arrival.or_else(|| w.inbound.stats(&w.net, w.now))
+            },
             qjump: w.net.qjump.as_ref().map(qjump_summary),
             transport: match &w.transport {
                 Transport::Tcp(_) => None,

@@ -330,8 +330,12 @@ impl World {
     pub fn check_conservation(&self) -> Result<(), String> {
         let live = self.pk.live() as u64;
         let in_net = self.net.packets_in_network() as u64;
-        let port_drops: u64 =
-            self.net.ports.iter().map(|p| p.stats.drops_overflow + p.stats.drops_link_down + p.stats.drops_corrupt + p.stats.drops_policed).sum();
+        let port_drops: u64 = self
+            .net
+            .ports
+            .iter()
+            .map(|p| p.stats.drops_overflow + p.stats.drops_link_down + p.stats.drops_corrupt + p.stats.drops_policed)
+            .sum();
         let pk = &self.pk;
         if pk.created != pk.consumed + pk.dropped + live {
             return Err(format!(

@@ -48,11 +48,21 @@ fn a_lone_message_takes_exactly_its_unloaded_latency() {
                             let c = t.config();
                             let free = c.rtt_bytes.div_ceil(c.payload as u64);
                             let rts = BitsPerSec::gbps(10).tx_time((c.ctrl_size + c.wire_overhead) as u64);
-                            if size.div_ceil(c.payload as u64) > free { rts } else { Time::ZERO }
+                            if size.div_ceil(c.payload as u64) > free {
+                                rts
+                            } else {
+                                Time::ZERO
+                            }
                         }
                         _ => Time::ZERO,
                     };
-                    assert_eq!(r.fct(), Some(r.ideal + rts), "{preset} {kind} {size} B to {dst}: fct {:?} ideal {}", r.fct(), r.ideal);
+                    assert_eq!(
+                        r.fct(),
+                        Some(r.ideal + rts),
+                        "{preset} {kind} {size} B to {dst}: fct {:?} ideal {}",
+                        r.fct(),
+                        r.ideal
+                    );
                     assert_eq!((s.packets.dropped, s.packets.trimmed, r.retransmits), (0, 0, 0));
                 }
             }
@@ -171,7 +181,10 @@ fn pias_derives_eight_levels_from_the_workload_and_the_size_aware_variant_change
     assert!(th.windows(2).all(|w| w[0] < w[1]));
     let e = exp(&cfg("class_by = \"last-byte\""));
     let Transport::Tcp(t) = &e.world.transport else { panic!() };
-    assert!(matches!(&t.config().class, tailsim::transport::tcp::ClassPolicy::Thresholds { by: tailsim::transport::tcp::ClassBy::LastByte, .. }));
+    assert!(matches!(
+        &t.config().class,
+        tailsim::transport::tcp::ClassPolicy::Thresholds { by: tailsim::transport::tcp::ClassBy::LastByte, .. }
+    ));
 }
 
 #[test]
@@ -182,7 +195,8 @@ fn same_seed_same_results_for_each_transport() {
         );
         let (a, sa) = run(&cfg);
         let (b, sb) = run(&cfg);
-        let ends = |e: &tailsim::Experiment| e.world.records.iter().map(|r| (r.id, r.end, r.retransmits)).collect::<Vec<_>>();
+        let ends =
+            |e: &tailsim::Experiment| e.world.records.iter().map(|r| (r.id, r.end, r.retransmits)).collect::<Vec<_>>();
         assert_eq!(ends(&a), ends(&b), "{kind}");
         assert_eq!(sa.packets.created, sb.packets.created, "{kind}");
         assert_eq!(sa.events, sb.events, "{kind}");

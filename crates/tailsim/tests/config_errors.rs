@@ -46,7 +46,9 @@ fn missing_cdf_file() {
 
 #[test]
 fn second_workload_error_points_at_the_second_table() {
-    let e = err(&format!("[topology]\npreset = \"pfabric-144\"\n{OK_TAIL}\n[[workload]]\nkind = \"incast\"\nsenders = 500\nsize = 10\n"));
+    let e = err(&format!(
+        "[topology]\npreset = \"pfabric-144\"\n{OK_TAIL}\n[[workload]]\nkind = \"incast\"\nsenders = 500\nsize = 10\n"
+    ));
     assert!(e.starts_with("exp.toml:11: key `workload[1].senders`"), "{e}");
 }
 
@@ -87,9 +89,15 @@ fn missing_file_is_named() {
 #[test]
 fn set_overrides_apply_and_are_checked() {
     let toml = format!("[topology]\npreset = \"pfabric-144\"\n{OK_TAIL}");
-    let ok = tailsim::load_str(&toml, "exp.toml", Path::new("."), &["workload[0].load=0.25".into(), "transport.kind=dctcp".into()]);
+    let ok = tailsim::load_str(
+        &toml,
+        "exp.toml",
+        Path::new("."),
+        &["workload[0].load=0.25".into(), "transport.kind=dctcp".into()],
+    );
     assert!(ok.is_ok(), "{}", ok.err().unwrap());
-    let bad = tailsim::load_str(&toml, "exp.toml", Path::new("."), &["workload[0].load=2".into()]).err().unwrap().to_string();
+    let bad =
+        tailsim::load_str(&toml, "exp.toml", Path::new("."), &["workload[0].load=2".into()]).err().unwrap().to_string();
     assert!(bad.contains("workload[0].load") && bad.contains("(0, 1)"), "{bad}");
     let bad = tailsim::load_str(&toml, "exp.toml", Path::new("."), &["nosuchkey=1".into()]).err().unwrap().to_string();
     assert!(bad.contains("unknown field `nosuchkey`"), "{bad}");
@@ -97,8 +105,13 @@ fn set_overrides_apply_and_are_checked() {
 
 #[test]
 fn keys_of_another_kind_are_rejected() {
-    let e = err("[topology]\npreset = \"pfabric-144\"\n[[workload]]\nkind = \"incast\"\nsenders = 3\nsize = 10\nload = 0.5\n");
-    assert!(e.starts_with("exp.toml:7: key `workload[0].load`") && e.contains("does not apply to kind \"incast\""), "{e}");
+    let e = err(
+        "[topology]\npreset = \"pfabric-144\"\n[[workload]]\nkind = \"incast\"\nsenders = 3\nsize = 10\nload = 0.5\n",
+    );
+    assert!(
+        e.starts_with("exp.toml:7: key `workload[0].load`") && e.contains("does not apply to kind \"incast\""),
+        "{e}"
+    );
     let e = err(&format!("[topology]\nkind = \"fat-tree\"\nk = 4\nrate = \"10Gbps\"\nleaves = 3\n{OK_TAIL}"));
     assert!(e.starts_with("exp.toml:5: key `topology.leaves`"), "{e}");
 }

@@ -7,7 +7,8 @@ use tailsim::Experiment;
 
 /// `n` senders (hosts 1..=n) each send `size` bytes to host 0 at t = 0 over a single leaf.
 fn many_to_one(n: u32, size: &str, transport: &str, switch: &str) -> String {
-    let flows: String = (1..=n).map(|s| format!("{s},0,{},0\n", tailsim::config::units::parse_size(size).unwrap())).collect();
+    let flows: String =
+        (1..=n).map(|s| format!("{s},0,{},0\n", tailsim::config::units::parse_size(size).unwrap())).collect();
     let workload = trace_workload(&format!("m2o_{n}_{size}.csv"), &flows);
     format!(
         r#"
@@ -48,7 +49,12 @@ fn fair_share(transport: &str, switch: &str, expect_timeouts: bool) {
     let both = 2.0 * 50e6 * 1500.0 / 1460.0 * 8.0 / 10e9 * 1e12;
     let fcts: Vec<f64> = e.world.records.iter().map(|r| r.fct().unwrap().0 as f64).collect();
     let (first, last) = (fcts[0].min(fcts[1]), fcts[0].max(fcts[1]));
-    assert!(first >= 0.95 * both, "first flow finished at {:.3} ms, fair share would be {:.3} ms", first / 1e9, both / 1e9);
+    assert!(
+        first >= 0.95 * both,
+        "first flow finished at {:.3} ms, fair share would be {:.3} ms",
+        first / 1e9,
+        both / 1e9
+    );
     assert!(last <= 1.05 * both, "link underused: last finished at {:.3} ms vs {:.3} ms", last / 1e9, both / 1e9);
 }
 
@@ -69,7 +75,8 @@ fn dctcp_holds_the_queue_near_k_at_full_throughput() {
     // K = 20 packets, N = 8: Q_max ≈ 28, A ≈ 8 → the queue stays roughly in [20, 28] packets.
     let k = 30_000u64;
     // Queue statistics restart after 3 ms, past the slow-start overshoot of the first round trips.
-    let toml = many_to_one(8, "4MB", "kind = \"dctcp\"\ninit_cwnd = 10", &format!("buffer = \"450KB\"\necn_threshold = {k}"));
+    let toml =
+        many_to_one(8, "4MB", "kind = \"dctcp\"\ninit_cwnd = 10", &format!("buffer = \"450KB\"\necn_threshold = {k}"));
     let (e, s) = run(&format!("{toml}\n[output]\nwarmup = \"3ms\"\n"));
     assert_eq!(s.flows_finished, 8);
     assert_eq!(s.packets.dropped, 0, "DCTCP should not overflow a 300-packet buffer");
@@ -121,7 +128,11 @@ fn newreno_without_sack_recovers_by_partial_acks() {
     assert_eq!(s.flows_finished, 8);
     assert!(s.packets.dropped_overflow > 0);
     let retx: u32 = e.world.records.iter().map(|r| r.retransmits).sum();
-    assert!(retx as u64 >= s.packets.dropped_overflow / 2, "{retx} retransmissions for {} drops", s.packets.dropped_overflow);
+    assert!(
+        retx as u64 >= s.packets.dropped_overflow / 2,
+        "{retx} retransmissions for {} drops",
+        s.packets.dropped_overflow
+    );
     let ideal = 8.0 * 4e6 * 1500.0 / 1460.0 * 8.0 / 10e9;
     assert!(e.world.now.secs() < 1.15 * ideal, "took {:.3} ms, ideal {:.3} ms", e.world.now.secs() * 1e3, ideal * 1e3);
 }
@@ -130,7 +141,12 @@ fn newreno_without_sack_recovers_by_partial_acks() {
 fn delayed_acks_halve_the_ack_count() {
     // One flow of 100 segments, no loss: one ACK per 2 segments, plus immediate ACKs for the last segment.
     let count = |delack: u32| {
-        let (_, s) = run(&many_to_one(1, "146000", &format!("kind = \"tcp\"\ninit_cwnd = 1000\ndelayed_ack = {delack}"), "buffer = \"1MB\""));
+        let (_, s) = run(&many_to_one(
+            1,
+            "146000",
+            &format!("kind = \"tcp\"\ninit_cwnd = 1000\ndelayed_ack = {delack}"),
+            "buffer = \"1MB\"",
+        ));
         assert_eq!(s.flows_finished, 1);
         s.packets.delivered - 100
     };

@@ -52,7 +52,8 @@ const PFABRIC: &str = "[switch]\nqueue = \"pfabric\"\nbuffer = \"36KB\"\n[routin
 #[test]
 fn pfabric_edf_meets_nearly_all_deadlines_and_tcp_does_not() {
     // The paper (web search, load 0.6, mean deadline 100 µs): pFabric-EDF 98.9 %, pFabric 98.4 %.
-    let edf = PFABRIC.replace("buffer = \"36KB\"", "buffer = \"36KB\"\npfabric_queues = 2") + "\npriority = \"deadline\"";
+    let edf =
+        PFABRIC.replace("buffer = \"36KB\"", "buffer = \"36KB\"\npfabric_queues = 2") + "\npriority = \"deadline\"";
     let tcp = "[switch]\nbuffer = \"225KB\"\n[transport]\nkind = \"tcp\"\ninit_cwnd = 12\nfast_retransmit = false";
     let at = |extra: &str| run(&workload("100us", 1500, extra)).1.deadlines.unwrap().application_throughput;
     let (edf, pf, tcp) = (at(&edf), at(PFABRIC), at(tcp));
@@ -65,11 +66,13 @@ fn edf_orders_by_deadline_not_by_size() {
     // Same arrivals, same deadlines. EDF serves deadline flows earliest-deadline-first rather than
     // smallest-first: it meets at least as many deadlines as pFabric, but their mean slowdown is higher than
     // under SRPT-like remaining-size priorities (which minimize mean FCT, not missed deadlines).
-    let edf = PFABRIC.replace("buffer = \"36KB\"", "buffer = \"36KB\"\npfabric_queues = 2") + "\npriority = \"deadline\"";
+    let edf =
+        PFABRIC.replace("buffer = \"36KB\"", "buffer = \"36KB\"\npfabric_queues = 2") + "\npriority = \"deadline\"";
     let (a, sa) = run(&workload("100us", 1500, &edf));
     let (b, sb) = run(&workload("100us", 1500, PFABRIC));
     let slow = |e: &tailsim::Experiment| {
-        let v: Vec<f64> = e.world.records.iter().filter(|r| r.deadline.is_some()).filter_map(|r| r.slowdown()).collect();
+        let v: Vec<f64> =
+            e.world.records.iter().filter(|r| r.deadline.is_some()).filter_map(|r| r.slowdown()).collect();
         v.iter().sum::<f64>() / v.len() as f64
     };
     let (ma, mb) = (sa.deadlines.unwrap().met, sb.deadlines.unwrap().met);
@@ -81,13 +84,18 @@ fn edf_orders_by_deadline_not_by_size() {
 fn deadline_keys_are_checked() {
     let err = config_error;
     let w = workload("100us", 10, "");
-    assert!(err(&w.replace("deadline_mean = \"100us\"", "deadline_below = \"100KB\"")).contains("workload[0].deadline_below"));
+    assert!(err(&w.replace("deadline_mean = \"100us\"", "deadline_below = \"100KB\""))
+        .contains("workload[0].deadline_below"));
     assert!(err(&w.replace("deadline_mean = \"100us\"", "deadline_mean = \"0us\"")).contains("must be positive"));
     assert!(err(&format!("{w}deadline_min_slack = 0.5\n")).contains("deadline_min_slack"));
     let e = err(&workload("100us", 10, "[transport]\npriority = \"deadline\"\nclass = 7"));
     assert!(e.contains("transport.class"), "{e}");
     let e = err(&workload("100us", 10, "[switch]\npfabric_queues = 2"));
     assert!(e.contains("switch.pfabric_queues") && e.contains("pfabric"), "{e}");
-    let e = err(&workload("100us", 10, "[switch]\nqueue = \"pfabric\"\npfabric_queues = 9\n[transport]\nkind = \"pfabric\""));
+    let e = err(&workload(
+        "100us",
+        10,
+        "[switch]\nqueue = \"pfabric\"\npfabric_queues = 9\n[transport]\nkind = \"pfabric\"",
+    ));
     assert!(e.contains("1–8"), "{e}");
 }

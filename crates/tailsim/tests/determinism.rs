@@ -30,7 +30,11 @@ fn hash_results(seed: u64, format: &str) -> Vec<(String, u64)> {
     e.stop.max_events = Some(50_000_000);
     let s = e.run(&mut |_| {}).unwrap();
     assert_eq!(s.flows_finished, s.flows_started);
-    let dir = std::env::temp_dir().join(format!("tailsim-det-{}-{seed}-{format}-{:?}", std::process::id(), std::thread::current().id()));
+    let dir = std::env::temp_dir().join(format!(
+        "tailsim-det-{}-{seed}-{format}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
     e.write_results(&dir, &s).unwrap();
     let mut out = vec![];
     for f in ["flows", "ports"] {
@@ -70,7 +74,12 @@ fn adding_a_generator_leaves_the_others_draws_alone() {
     without.run(&mut |_| {}).unwrap();
     let key = |e: &tailsim::Experiment| -> Vec<(u32, u32, u64, u64)> {
         // Poisson flows are the ones not of exactly 50 KB started at incast instants (0, 2, 4 ms).
-        e.world.records.iter().filter(|r| !(r.size == 50_000 && r.start.0 % 2_000_000_000 == 0)).map(|r| (r.src.0, r.dst.0, r.size, r.start.0)).collect()
+        e.world
+            .records
+            .iter()
+            .filter(|r| !(r.size == 50_000 && r.start.0 % 2_000_000_000 == 0))
+            .map(|r| (r.src.0, r.dst.0, r.size, r.start.0))
+            .collect()
     };
     assert_eq!(key(&with), key(&without));
     assert_eq!(key(&without).len(), 300);

@@ -7,7 +7,10 @@ use common::*;
 fn pair(extra: &str, size: &str) -> String {
     let bytes = tailsim::config::units::parse_size(size).unwrap();
     let workload = trace_workload(&format!("pair_{}.csv", extra.len()), &format!("0,3,{bytes},0\n"));
-    format!("{}\n[transport]\nkind = \"tcp\"\ninit_cwnd = 10\nmin_rto = \"200us\"\n{workload}{extra}\n", small_fabric(2, ""))
+    format!(
+        "{}\n[transport]\nkind = \"tcp\"\ninit_cwnd = 10\nmin_rto = \"200us\"\n{workload}{extra}\n",
+        small_fabric(2, "")
+    )
 }
 
 #[test]
@@ -17,7 +20,10 @@ fn corrupting_link_loses_packets_and_tcp_recovers() {
     assert!(s.packets.dropped_corrupt > 10, "{} corrupted", s.packets.dropped_corrupt);
     assert_eq!(s.packets.dropped, s.packets.dropped_corrupt);
     let data_lost: u64 = e.world.net.ports.iter().filter(|p| p.node.0 == 4).map(|p| p.stats.drops_corrupt).sum();
-    eprintln!("retx {} data lost {} total corrupt {}", e.world.records[0].retransmits, data_lost, s.packets.dropped_corrupt);
+    eprintln!(
+        "retx {} data lost {} total corrupt {}",
+        e.world.records[0].retransmits, data_lost, s.packets.dropped_corrupt
+    );
     assert!(e.world.records[0].retransmits as u64 >= data_lost);
     // Only the corrupting link (both directions) loses packets.
     for p in &e.world.net.ports {
@@ -44,7 +50,10 @@ fn link_down_then_up_stalls_then_recovers() {
 
 #[test]
 fn permanent_failure_ends_at_the_time_limit_with_packets_accounted_for() {
-    let (e, s) = run(&pair("[[fault]]\nat = \"50us\"\nlink = [\"leaf1\", \"h3\"]\nstate = \"down\"\n[stop]\ntime = \"5ms\"", "2MB"));
+    let (e, s) = run(&pair(
+        "[[fault]]\nat = \"50us\"\nlink = [\"leaf1\", \"h3\"]\nstate = \"down\"\n[stop]\ntime = \"5ms\"",
+        "2MB",
+    ));
     assert_eq!(s.flows_finished, 0);
     assert_eq!(format!("{:?}", s.stop_reason), "TimeLimit");
     assert!(s.packets.dropped_link_down > 0);

@@ -112,7 +112,8 @@ fn golden_outputs_are_unchanged() {
         }
         let want = std::fs::read_to_string(&golden).unwrap_or_else(|e| panic!("{}: {e}", golden.display()));
         if want != text {
-            failures.push(format!("{name} ({file}) differs from {}:\n--- golden\n{want}--- now\n{text}", golden.display()));
+            failures
+                .push(format!("{name} ({file}) differs from {}:\n--- golden\n{want}--- now\n{text}", golden.display()));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -108,7 +108,8 @@ fn poisson_load_runs_deterministically_and_conserves_packets() {
     let (a, sa) = run(toml);
     let (b, _) = run(toml);
     assert_eq!(sa.flows_finished, 3000);
-    let key = |e: &tailsim::Experiment| e.world.records.iter().map(|r| (r.src, r.dst, r.size, r.end)).collect::<Vec<_>>();
+    let key =
+        |e: &tailsim::Experiment| e.world.records.iter().map(|r| (r.src, r.dst, r.size, r.end)).collect::<Vec<_>>();
     assert_eq!(key(&a), key(&b));
 }
 

@@ -74,6 +74,10 @@ path = "{}"
     assert!(allocs == 0, "{allocs} allocations during {hops} packet-hops");
     e.world.check_conservation().unwrap();
     if let Some(q) = &e.world.net.qjump {
-        assert!(q.stats[0].policed > 100 && q.stats[0].admitted > 10_000, "the regulator must be working: {:?}", (q.stats[0].policed, q.stats[0].admitted));
+        assert!(
+            q.stats[0].policed > 100 && q.stats[0].admitted > 10_000,
+            "the regulator must be working: {:?}",
+            (q.stats[0].policed, q.stats[0].admitted)
+        );
     }
 }

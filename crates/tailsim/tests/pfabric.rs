@@ -25,7 +25,12 @@ fn five_flow_incast_is_served_one_flow_at_a_time() {
     // fair sharing).
     for (k, t) in ends.iter().enumerate() {
         let expect = (k + 1) as f64 * per_flow;
-        assert!((t - expect).abs() < 0.02 * expect, "completion {k} at {:.3} ms, expected ≈ {:.3} ms", t * 1e3, expect * 1e3);
+        assert!(
+            (t - expect).abs() < 0.02 * expect,
+            "completion {k} at {:.3} ms, expected ≈ {:.3} ms",
+            t * 1e3,
+            expect * 1e3
+        );
     }
     assert!(s.packets.dropped_overflow > 0, "tiny buffers drop the low-priority flows' packets");
 }
@@ -33,9 +38,19 @@ fn five_flow_incast_is_served_one_flow_at_a_time() {
 #[test]
 fn pfabric_needs_per_port_buffers_and_no_ecn() {
     let base = "[topology]\npreset = \"pfabric-144\"\n[[workload]]\nkind = \"incast\"\nsenders = 2\nsize = 10\n";
-    let e = tailsim::load_str(&format!("{base}[switch]\nqueue = \"pfabric\"\nbuffer_mode = \"shared\"\nshared_buffer = \"1MB\"\n"), "x.toml", std::path::Path::new("."), &[]);
+    let e = tailsim::load_str(
+        &format!("{base}[switch]\nqueue = \"pfabric\"\nbuffer_mode = \"shared\"\nshared_buffer = \"1MB\"\n"),
+        "x.toml",
+        std::path::Path::new("."),
+        &[],
+    );
     assert!(e.err().unwrap().to_string().contains("switch.queue"));
-    let e = tailsim::load_str(&format!("{base}[switch]\nqueue = \"pfabric\"\necn_threshold = \"20KB\"\n"), "x.toml", std::path::Path::new("."), &[]);
+    let e = tailsim::load_str(
+        &format!("{base}[switch]\nqueue = \"pfabric\"\necn_threshold = \"20KB\"\n"),
+        "x.toml",
+        std::path::Path::new("."),
+        &[],
+    );
     assert!(e.err().unwrap().to_string().contains("switch.ecn_threshold"));
 }
 
@@ -60,10 +75,13 @@ fn ideal_sees_the_same_arrivals_and_bounds_pfabric() {
     let (id, s) = run(&WEBSEARCH.replace("kind = \"pfabric\"\n[[workload]]", "kind = \"ideal\"\n[[workload]]"));
     assert!(id.flow_level);
     assert_eq!(s.packets.created, 0, "the Ideal simulates no packets");
-    let key = |e: &tailsim::Experiment| e.world.records.iter().map(|r| (r.src, r.dst, r.size, r.start)).collect::<Vec<_>>();
+    let key =
+        |e: &tailsim::Experiment| e.world.records.iter().map(|r| (r.src, r.dst, r.size, r.start)).collect::<Vec<_>>();
     assert_eq!(key(&pf), key(&id));
     // Every Ideal FCT is at least the flow's empty-fabric FCT, and the Ideal's mean slowdown is below pFabric's.
-    for r in &id.world.records { assert!(r.fct().unwrap() >= r.ideal, "{r:?}"); }
+    for r in &id.world.records {
+        assert!(r.fct().unwrap() >= r.ideal, "{r:?}");
+    }
     let mean = |e: &tailsim::Experiment| e.world.records.iter().map(|r| r.slowdown().unwrap()).sum::<f64>() / 600.0;
     assert!(mean(&id) < mean(&pf), "ideal {} pfabric {}", mean(&id), mean(&pf));
     assert!(mean(&id) >= 1.0);
@@ -71,7 +89,10 @@ fn ideal_sees_the_same_arrivals_and_bounds_pfabric() {
 
 #[test]
 fn ideal_leaves_a_lone_flow_at_slowdown_one() {
-    let toml = format!("[topology]\npreset = \"pfabric-144\"\n[transport]\nkind = \"ideal\"\n{}", trace_workload("lone.csv", "3,77,123456,5\n"));
+    let toml = format!(
+        "[topology]\npreset = \"pfabric-144\"\n[transport]\nkind = \"ideal\"\n{}",
+        trace_workload("lone.csv", "3,77,123456,5\n")
+    );
     let (e, _) = run(&toml);
     assert_eq!(e.world.records[0].slowdown(), Some(1.0));
 }

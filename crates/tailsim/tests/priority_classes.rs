@@ -18,7 +18,8 @@ fn elephants_and_a_mouse(extra: &str) -> tailsim::Experiment {
 #[test]
 fn a_small_flow_overtakes_elephants_in_a_higher_class() {
     let one = elephants_and_a_mouse("");
-    let two = elephants_and_a_mouse("class_thresholds = [\"100KB\"]\n[switch]\nbuffer = \"225KB\"\nclass_reserve = \"15KB\"");
+    let two =
+        elephants_and_a_mouse("class_thresholds = [\"100KB\"]\n[switch]\nbuffer = \"225KB\"\nclass_reserve = \"15KB\"");
     let mouse = |e: &tailsim::Experiment| e.world.records[2].clone();
     // One FIFO class: the mouse waits behind a full 225 KB queue (180 µs at 10 Gbps).
     let (m1, m2) = (mouse(&one), mouse(&two));
@@ -55,6 +56,8 @@ fn class_keys_are_checked() {
     assert!(e.contains("switch.class_reserve") && e.contains("fifo"), "{e}");
     let e = err("[switch]\nreserved_classes = 3");
     assert!(e.contains("switch.reserved_classes"), "{e}");
-    let e = err("[switch]\nclass_reserve = \"10KB\"\n[transport]\nclass_thresholds = [\"1MB\"]\n[host]\nnic_buffer = \"15KB\"");
+    let e = err(
+        "[switch]\nclass_reserve = \"10KB\"\n[transport]\nclass_thresholds = [\"1MB\"]\n[host]\nnic_buffer = \"15KB\"",
+    );
     assert!(e.contains("host.nic_buffer"), "{e}");
 }

@@ -30,7 +30,10 @@ fn bucket_admits_exactly_p_bytes_per_epoch() {
     // Listing 3.1: the first packet, whatever its size, empties the bucket.
     assert_eq!(bucket_run(Variant::ZeroOnSend, Anchor::Lazy, &[(0, 64), (0, 64), (E.0, 64)]), vec![true, false, true]);
     // Lazy epochs start at the first packet after the last epoch ended; aligned ones at multiples of e.
-    assert_eq!(bucket_run(Variant::EpochBudget, Anchor::Lazy, &[(3, P), (E.0 + 2, 1), (E.0 + 3, P)]), vec![true, false, true]);
+    assert_eq!(
+        bucket_run(Variant::EpochBudget, Anchor::Lazy, &[(3, P), (E.0 + 2, 1), (E.0 + 3, P)]),
+        vec![true, false, true]
+    );
     assert_eq!(bucket_run(Variant::EpochBudget, Anchor::Aligned, &[(3, P), (E.0, P)]), vec![true, true]);
 }
 
@@ -42,8 +45,14 @@ fn bucket_enforces_the_variable_size_rule() {
     assert_eq!(bucket_run(Variant::LtbText, Anchor::Lazy, &[(0, half), (mid, half)]), vec![true, true]);
     assert_eq!(bucket_run(Variant::LtbText, Anchor::Lazy, &[(0, half), (mid + 1, half)]), vec![true, false]);
     // At offset v a lone packet may be at most P·(e − v)/e bytes (750 B at e/2, 150 B at 0.9 e).
-    assert_eq!(bucket_run(Variant::LtbText, Anchor::Lazy, &[(0, 1), (mid, half + 1), (mid, half)]), vec![true, false, true]);
-    assert_eq!(bucket_run(Variant::LtbText, Anchor::Lazy, &[(0, 0), (9 * E.0 / 10, 151), (9 * E.0 / 10, 150)]), vec![true, false, true]);
+    assert_eq!(
+        bucket_run(Variant::LtbText, Anchor::Lazy, &[(0, 1), (mid, half + 1), (mid, half)]),
+        vec![true, false, true]
+    );
+    assert_eq!(
+        bucket_run(Variant::LtbText, Anchor::Lazy, &[(0, 0), (9 * E.0 / 10, 151), (9 * E.0 / 10, 150)]),
+        vec![true, false, true]
+    );
     // Listing 3.2 subtracts the leak from what is left: the second half-size packet only at v = 0.
     assert_eq!(bucket_run(Variant::LtbListing, Anchor::Lazy, &[(0, half), (0, half)]), vec![true, true]);
     assert_eq!(bucket_run(Variant::LtbListing, Anchor::Lazy, &[(0, half), (1, half)]), vec![true, false]);
@@ -56,7 +65,11 @@ fn bucket_enforces_the_variable_size_rule() {
 /// for any arrival pattern (§3.2.3 claims this of the LTB). Random offers, every pair of admitted packets.
 #[test]
 fn leaky_bucket_output_is_token_bucket_conformant() {
-    for (v, a) in [(Variant::LtbListing, Anchor::Lazy), (Variant::LtbListing, Anchor::Aligned), (Variant::ZeroOnSend, Anchor::Lazy)] {
+    for (v, a) in [
+        (Variant::LtbListing, Anchor::Lazy),
+        (Variant::LtbListing, Anchor::Aligned),
+        (Variant::ZeroOnSend, Anchor::Lazy),
+    ] {
         let mut rng = Rng::new(7, "ltb", 0);
         let mut b = Bucket::default();
         let p = LevelParams { epoch: E, budget: P };
@@ -74,7 +87,11 @@ fn leaky_bucket_output_is_token_bucket_conformant() {
             for &(tj, bj) in &out[i..] {
                 sum += bj as u128;
                 // sum ≤ P + (tj − ti)·P/e, multiplied by e.
-                assert!(sum * E.0 as u128 <= (P as u128) * (E.0 as u128 + (tj - out[i].0) as u128), "{v:?} {a:?}: burst from {}", out[i].0);
+                assert!(
+                    sum * E.0 as u128 <= (P as u128) * (E.0 as u128 + (tj - out[i].0) as u128),
+                    "{v:?} {a:?}: burst from {}",
+                    out[i].0
+                );
             }
         }
     }
@@ -120,7 +137,7 @@ fn calculator_matches_hand_computations() {
     assert_eq!(l[1].epoch, Time::ns(518_400));
     assert_eq!(l[7].epoch, Time::ns(7_200));
     assert_eq!(l[1].latency, Time::ns(518_400)); // N/f = 72 senders assumed
-    // f < 1 lowers the rate but not below N senders' worth of latency.
+                                                 // f < 1 lowers the rate but not below N senders' worth of latency.
     q.f[0] = 0.5;
     assert_eq!(levels(&q)[0].epoch, Time::ns(2_073_600));
     assert_eq!(levels(&q)[0].latency, Time::ns(1_036_800));
@@ -131,7 +148,15 @@ fn calculator_matches_hand_computations() {
     assert!(l.iter().all(|x| x.epoch == Time::ns(1_036_800)));
     // §4.4.2: 1,000 hosts, 256 B, 10 Gbps: ≈ 200 us (204.8). §4.5.4.2's 60 hosts, 256 B: 12.3 us, or 24.6 us
     // with the NSDI'15 factor 2 (the thesis states 24.3 us).
-    let e = |hosts, factor| network_epoch(&QjumpParams { hosts, max_packet: 256, epoch_factor: factor, switch_delay: Time::ZERO, ..q.clone() });
+    let e = |hosts, factor| {
+        network_epoch(&QjumpParams {
+            hosts,
+            max_packet: 256,
+            epoch_factor: factor,
+            switch_delay: Time::ZERO,
+            ..q.clone()
+        })
+    };
     assert_eq!(e(1000, 1), Time::ns(204_800));
     assert_eq!(e(60, 1), Time::ns(12_288));
     assert_eq!(e(60, 2), Time::ns(24_576));
@@ -178,9 +203,16 @@ fn adversarial(seed: u64, qjump: &str, class: u8) -> String {
         }
     }
     small.sort_by_key(|r| r.3);
-    let bulk: Vec<_> = (0..HOSTS).flat_map(|s| [(s, 0, 1_000_000, 0), (s, (s + 1) % HOSTS, 1_000_000, 0)]).filter(|r| r.0 != r.1).collect();
+    let bulk: Vec<_> = (0..HOSTS)
+        .flat_map(|s| [(s, 0, 1_000_000, 0), (s, (s + 1) % HOSTS, 1_000_000, 0)])
+        .filter(|r| r.0 != r.1)
+        .collect();
     // Unlimited buffers: the guaranteed level is never lost, so its queue shows all the contention.
-    star_with("buffer = \"unlimited\"", qjump, &format!("{}{}", trace(&format!("small-{seed}-{class}.csv"), class, &small), trace("bulk.csv", 7, &bulk)))
+    star_with(
+        "buffer = \"unlimited\"",
+        qjump,
+        &format!("{}{}", trace(&format!("small-{seed}-{class}.csv"), class, &small), trace("bulk.csv", 7, &bulk)),
+    )
 }
 
 /// For f ≤ 1 no admitted guaranteed-level packet is late (and without the regulator many are): at the last switch (last bit in to last bit out)
@@ -268,7 +300,10 @@ fn policer_drops_and_shaper_spaces_by_epochs() {
 #[test]
 fn held_packets_are_counted_by_conservation() {
     // Stop while the shaper still holds packets: Experiment::run checks conservation at the stop.
-    let toml = star("[qjump]\nf = [1]\nexcess = \"shape\"\n[stop]\ntime = \"50us\"\n", &trace("held.csv", 0, &[(1, 0, 20 * 1460, 0), (2, 0, 20 * 1460, 0)]));
+    let toml = star(
+        "[qjump]\nf = [1]\nexcess = \"shape\"\n[stop]\ntime = \"50us\"\n",
+        &trace("held.csv", 0, &[(1, 0, 20 * 1460, 0), (2, 0, 20 * 1460, 0)]),
+    );
     let (e, _) = run(&toml);
     assert!(e.world.net.qjump.as_ref().unwrap().held_packets() > 20);
 }
@@ -289,7 +324,8 @@ fn same_seed_same_result() {
 fn levels_by_flow_size_or_by_workload() {
     // Per flow (the ns-2 code): class_thresholds put the 5 kB flow in class 0 and the 1 MB one in class 1.
     let rows = trace("two-flows.csv", 0, &[(1, 0, 5000, 0), (2, 0, 1_000_000, 0)]).replace("class = 0\n", "");
-    let toml = star("[qjump]\nf = [1, 144]\nexcess = \"shape\"\n", &rows).replace("init_cwnd = 32", "init_cwnd = 32\nclass_thresholds = [\"10KB\"]");
+    let toml = star("[qjump]\nf = [1, 144]\nexcess = \"shape\"\n", &rows)
+        .replace("init_cwnd = 32", "init_cwnd = 32\nclass_thresholds = [\"10KB\"]");
     let (_, s) = run(&toml);
     let q = s.qjump.unwrap();
     assert_eq!(q.levels[0].admitted, 4);

@@ -125,7 +125,10 @@ path = "workloads/htsim/perm128_2MB.cm"
     assert_eq!(s.flows_started, 128);
     assert_eq!(s.flows_finished, 128);
     // Same flows as the .flows twin.
-    let twin = tailsim_workload::read_trace(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/htsim/perm128_2MB.flows")).unwrap();
+    let twin = tailsim_workload::read_trace(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/htsim/perm128_2MB.flows"),
+    )
+    .unwrap();
     let mut a: Vec<_> = e.world.records.iter().map(|r| (r.src.0, r.dst.0, r.size)).collect();
     let mut b: Vec<_> = twin.iter().map(|f| (f.src, f.dst, f.size_bytes)).collect();
     a.sort();

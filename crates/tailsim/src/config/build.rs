@@ -63,7 +63,10 @@ impl Ctx<'_> {
 /// Reject keys that are set but mean nothing for the chosen kind (a typo across kinds must not pass).
 fn only_applicable(c: &Ctx, table: &str, kind: &str, set: &[(&str, bool)], allowed: &[&str]) -> R<()> {
     match set.iter().find(|(k, present)| *present && !allowed.contains(k)) {
-        Some((k, _)) => Err(c.err(&format!("{table}.{k}"), format!("does not apply to kind \"{kind}\" (its keys: {})", allowed.join(", ")))),
+        Some((k, _)) => Err(c.err(
+            &format!("{table}.{k}"),
+            format!("does not apply to kind \"{kind}\" (its keys: {})", allowed.join(", ")),
+        )),
         None => Ok(()),
     }
 }
@@ -98,7 +101,10 @@ fn topology(c: &Ctx, t: &TopologyCfg, switch_delay: Option<Time>) -> R<TopologyS
         "leaf-spine" => Ok(LeafSpine {
             leaves: positive(c.need(&t.leaves, "topology.leaves", "a number of leaf switches")?, "topology.leaves")?,
             spines: positive(c.need(&t.spines, "topology.spines", "a number of spine switches")?, "topology.spines")?,
-            hosts_per_leaf: positive(c.need(&t.hosts_per_leaf, "topology.hosts_per_leaf", "hosts under each leaf")?, "topology.hosts_per_leaf")?,
+            hosts_per_leaf: positive(
+                c.need(&t.hosts_per_leaf, "topology.hosts_per_leaf", "hosts under each leaf")?,
+                "topology.hosts_per_leaf",
+            )?,
             edge_rate: c.need(&t.edge_rate, "topology.edge_rate", "the host link rate, e.g. \"10Gbps\"")?.0,
             core_rate: c.need(&t.core_rate, "topology.core_rate", "the leaf–spine link rate, e.g. \"40Gbps\"")?.0,
             edge_delay: t.edge_delay.map_or(Time::ZERO, |d| d.0),
@@ -116,7 +122,8 @@ fn topology(c: &Ctx, t: &TopologyCfg, switch_delay: Option<Time>) -> R<TopologyS
         }
         "htsim" => {
             let p = c.need(&t.path, "topology.path", "the path of an htsim .topo file")?;
-            let text = std::fs::read_to_string(c.path(&p)).map_err(|e| c.err("topology.path", format!("cannot read {p}: {e}")))?;
+            let text = std::fs::read_to_string(c.path(&p))
+                .map_err(|e| c.err("topology.path", format!("cannot read {p}: {e}")))?;
             let topo = tailsim_workload::parse_topo(&text, &p).map_err(|e| c.err("topology.path", e.to_string()))?;
             let shape = topo.fat_tree_shape().map_err(|e| c.err("topology.path", e.to_string()))?;
             let tier = |i: usize| {
@@ -142,7 +149,10 @@ fn topology(c: &Ctx, t: &TopologyCfg, switch_delay: Option<Time>) -> R<TopologyS
             let p = c.need(&t.path, "topology.path", "the path of a topology file")?;
             topology_file(&c.path(&p), sd).map_err(|m| c.err("topology.path", m))
         }
-        other => Err(c.err("topology.kind", format!("unknown kind \"{other}\"; expected \"leaf-spine\", \"fat-tree\", \"htsim\" or \"file\""))),
+        other => Err(c.err(
+            "topology.kind",
+            format!("unknown kind \"{other}\"; expected \"leaf-spine\", \"fat-tree\", \"htsim\" or \"file\""),
+        )),
     }
 }
 
@@ -184,8 +194,10 @@ fn topology_file(path: &Path, default_delay: Time) -> Result<TopologySpec, Strin
         spec.switches.push(SwitchSpec { name: s.name.clone(), delay: s.delay.map_or(default_delay, |d| d.0) });
     }
     for l in &f.link {
-        let a = node_by_name(&spec, &l.a).ok_or_else(|| format!("{}: link end \"{}\" is not a host or switch", path.display(), l.a))?;
-        let b = node_by_name(&spec, &l.b).ok_or_else(|| format!("{}: link end \"{}\" is not a host or switch", path.display(), l.b))?;
+        let a = node_by_name(&spec, &l.a)
+            .ok_or_else(|| format!("{}: link end \"{}\" is not a host or switch", path.display(), l.a))?;
+        let b = node_by_name(&spec, &l.b)
+            .ok_or_else(|| format!("{}: link end \"{}\" is not a host or switch", path.display(), l.b))?;
         if a == b {
             return Err(format!("{}: link from \"{}\" to itself", path.display(), l.a));
         }
@@ -225,19 +237,32 @@ fn sizes(c: &Ctx, w: &WorkloadCfg, key: &str) -> R<Sizes> {
                 None => None,
                 Some("step") => Some(Interp::Step),
                 Some("linear") => Some(Interp::Linear),
-                Some(o) => return Err(c.err(&format!("{key}.cdf_interp"), format!("expected \"step\" or \"linear\", found \"{o}\""))),
+                Some(o) => {
+                    return Err(
+                        c.err(&format!("{key}.cdf_interp"), format!("expected \"step\" or \"linear\", found \"{o}\""))
+                    )
+                }
             };
             let opts = CdfOptions { interp, unit_bytes: w.cdf_unit_bytes };
-            let cdf = if SizeCdf::builtin_names().contains(&name.as_str()) && interp.is_none() && w.cdf_unit_bytes.is_none() {
+            let cdf = if SizeCdf::builtin_names().contains(&name.as_str())
+                && interp.is_none()
+                && w.cdf_unit_bytes.is_none()
+            {
                 SizeCdf::builtin(name)
             } else if SizeCdf::builtin_names().contains(&name.as_str()) {
-                return Err(c.err(&format!("{key}.cdf"), "a built-in CDF has its own sampling rule; copy the file to change it"));
+                return Err(c.err(
+                    &format!("{key}.cdf"),
+                    "a built-in CDF has its own sampling rule; copy the file to change it",
+                ));
             } else {
                 let p = c.path(name);
                 if !p.exists() {
                     return Err(c.err(
                         &format!("{key}.cdf"),
-                        format!("\"{name}\" is neither a built-in CDF ({}) nor an existing file", SizeCdf::builtin_names().join(", ")),
+                        format!(
+                            "\"{name}\" is neither a built-in CDF ({}) nor an existing file",
+                            SizeCdf::builtin_names().join(", ")
+                        ),
                     ));
                 }
                 SizeCdf::from_file(&p, opts)
@@ -251,7 +276,9 @@ fn sizes(c: &Ctx, w: &WorkloadCfg, key: &str) -> R<Sizes> {
 /// pFabric's deadline workload keys of a Poisson generator.
 fn deadlines(c: &Ctx, w: &WorkloadCfg, key: &str, seed: u64, i: usize) -> R<Option<Deadlines>> {
     let Some(mean) = w.deadline_mean else {
-        for (k, set) in [("deadline_below", w.deadline_below.is_some()), ("deadline_min_slack", w.deadline_min_slack.is_some())] {
+        for (k, set) in
+            [("deadline_below", w.deadline_below.is_some()), ("deadline_min_slack", w.deadline_min_slack.is_some())]
+        {
             if set {
                 return Err(c.err(&format!("{key}.{k}"), "applies only with `deadline_mean`"));
             }
@@ -263,7 +290,10 @@ fn deadlines(c: &Ctx, w: &WorkloadCfg, key: &str, seed: u64, i: usize) -> R<Opti
     }
     let min_slack = w.deadline_min_slack.unwrap_or(1.25);
     if !(min_slack >= 1.0 && min_slack.is_finite()) {
-        return Err(c.err(&format!("{key}.deadline_min_slack"), format!("must be at least 1 (a multiple of the ideal FCT), found {min_slack}")));
+        return Err(c.err(
+            &format!("{key}.deadline_min_slack"),
+            format!("must be at least 1 (a multiple of the ideal FCT), found {min_slack}"),
+        ));
     }
     Ok(Some(Deadlines {
         mean: mean.0,
@@ -273,7 +303,15 @@ fn deadlines(c: &Ctx, w: &WorkloadCfg, key: &str, seed: u64, i: usize) -> R<Opti
     }))
 }
 
-fn generator(c: &Ctx, w: &WorkloadCfg, i: usize, seed: u64, hosts: u32, host_rate: BitsPerSec, fr: Framing) -> R<Generator> {
+fn generator(
+    c: &Ctx,
+    w: &WorkloadCfg,
+    i: usize,
+    seed: u64,
+    hosts: u32,
+    host_rate: BitsPerSec,
+    fr: Framing,
+) -> R<Generator> {
     let key = format!("workload[{i}]");
     let k = |f: &str| format!("{key}.{f}");
     let kind = c.need(&w.kind, &k("kind"), "\"poisson\", \"incast\", \"permutation\" or \"trace\"")?;
@@ -298,8 +336,18 @@ fn generator(c: &Ctx, w: &WorkloadCfg, i: usize, seed: u64, hosts: u32, host_rat
     ];
     let allowed: &[&str] = match kind.as_str() {
         "poisson" => &[
-            "cdf", "cdf_interp", "cdf_unit_bytes", "size", "load", "pattern", "flows", "start", "until", "deadline_mean",
-            "deadline_below", "deadline_min_slack",
+            "cdf",
+            "cdf_interp",
+            "cdf_unit_bytes",
+            "size",
+            "load",
+            "pattern",
+            "flows",
+            "start",
+            "until",
+            "deadline_mean",
+            "deadline_below",
+            "deadline_min_slack",
         ],
         "incast" => &["cdf", "cdf_interp", "cdf_unit_bytes", "size", "senders", "dst", "interval", "count", "start"],
         "permutation" => &["size", "start"],
@@ -313,7 +361,13 @@ fn generator(c: &Ctx, w: &WorkloadCfg, i: usize, seed: u64, hosts: u32, host_rat
     if hosts < 2 {
         return Err(c.err(&key, "a workload needs at least two hosts"));
     }
-    let check_host = |h: u32, f: &str| if h >= hosts { Err(c.err(&k(f), format!("host {h} does not exist (the topology has {hosts})"))) } else { Ok(h) };
+    let check_host = |h: u32, f: &str| {
+        if h >= hosts {
+            Err(c.err(&k(f), format!("host {h} does not exist (the topology has {hosts})")))
+        } else {
+            Ok(h)
+        }
+    };
     match kind.as_str() {
         "poisson" => {
             let load = c.need(&w.load, &k("load"), "the offered load, a fraction of host link capacity in (0, 1)")?;
@@ -329,8 +383,15 @@ fn generator(c: &Ctx, w: &WorkloadCfg, i: usize, seed: u64, hosts: u32, host_rat
             let per_host_per_ps = load * host_rate.0 as f64 / (8.0 * wire) * 1e-12;
             let pattern = match w.pattern.as_deref().unwrap_or("all-to-all") {
                 "all-to-all" => Pattern::AllToAll,
-                "permutation" => Pattern::Permutation(Generator::derangement(hosts, &mut Rng::new(seed, "workload-permutation", i as u64))),
-                o => return Err(c.err(&k("pattern"), format!("expected \"all-to-all\" or \"permutation\", found \"{o}\""))),
+                "permutation" => Pattern::Permutation(Generator::derangement(
+                    hosts,
+                    &mut Rng::new(seed, "workload-permutation", i as u64),
+                )),
+                o => {
+                    return Err(
+                        c.err(&k("pattern"), format!("expected \"all-to-all\" or \"permutation\", found \"{o}\""))
+                    )
+                }
             };
             let deadlines = deadlines(c, w, &key, seed, i)?;
             let mut gap_rng = Rng::new(seed, "workload-gaps", i as u64);
@@ -381,7 +442,13 @@ fn generator(c: &Ctx, w: &WorkloadCfg, i: usize, seed: u64, hosts: u32, host_rat
             let flows = perm
                 .iter()
                 .enumerate()
-                .map(|(s, &d)| tailsim_workload::TraceFlow { id: None, src: s as u32, dst: d, size_bytes: size, start_ps: start.0 })
+                .map(|(s, &d)| tailsim_workload::TraceFlow {
+                    id: None,
+                    src: s as u32,
+                    dst: d,
+                    size_bytes: size,
+                    start_ps: start.0,
+                })
                 .collect();
             Ok(Generator::List { flows, next: 0 })
         }
@@ -390,14 +457,25 @@ fn generator(c: &Ctx, w: &WorkloadCfg, i: usize, seed: u64, hosts: u32, host_rat
             let mut flows = tailsim_workload::read_trace(&c.path(&p)).map_err(|e| c.err(&k("path"), e.to_string()))?;
             for (j, f) in flows.iter_mut().enumerate() {
                 if f.src >= hosts || f.dst >= hosts {
-                    return Err(c.err(&k("path"), format!("flow {} (entry {}) uses host {} but the topology has {hosts} hosts", f.id.unwrap_or(j as u64), j + 1, f.src.max(f.dst))));
+                    return Err(c.err(
+                        &k("path"),
+                        format!(
+                            "flow {} (entry {}) uses host {} but the topology has {hosts} hosts",
+                            f.id.unwrap_or(j as u64),
+                            j + 1,
+                            f.src.max(f.dst)
+                        ),
+                    ));
                 }
                 f.start_ps += start.0;
             }
             flows.sort_by_key(|f| f.start_ps); // stable: file order among equal starts
             Ok(Generator::List { flows, next: 0 })
         }
-        o => Err(c.err(&k("kind"), format!("unknown kind \"{o}\"; expected \"poisson\", \"incast\", \"permutation\" or \"trace\""))),
+        o => Err(c.err(
+            &k("kind"),
+            format!("unknown kind \"{o}\"; expected \"poisson\", \"incast\", \"permutation\" or \"trace\""),
+        )),
     }
 }
 
@@ -454,7 +532,10 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         Some(EcnThreshold::All(k)) => [k.0; CLASSES],
         Some(EcnThreshold::PerClass(v)) if v.len() == CLASSES => std::array::from_fn(|i| v[i].0),
         Some(EcnThreshold::PerClass(v)) => {
-            return Err(c.err("switch.ecn_threshold", format!("expected one size or a list of 8 (one per class), found {} values", v.len())))
+            return Err(c.err(
+                "switch.ecn_threshold",
+                format!("expected one size or a list of 8 (one per class), found {} values", v.len()),
+            ))
         }
     };
     let ecn_per_port = match sw.ecn_mode.as_deref().unwrap_or(if pias { "per-port" } else { "per-class" }) {
@@ -465,11 +546,18 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
     // NDP's switches: 8 full data packets per queue, then trimming.
     let trim = match (sw.trim, kind == "ndp") {
         (Some(t), true) if t.0 < fr.mss + fr.header => {
-            return Err(c.err("switch.trim", format!("{} B cannot hold one full data packet ({} B)", t.0, fr.mss + fr.header)))
+            return Err(
+                c.err("switch.trim", format!("{} B cannot hold one full data packet ({} B)", t.0, fr.mss + fr.header))
+            )
         }
         (Some(t), true) => Some(t.0),
         (None, true) => Some(8 * (fr.mss + fr.header)),
-        (Some(_), false) => return Err(c.err("switch.trim", format!("applies to transport \"ndp\" only (found \"{kind}\"): other transports cannot read trimmed packets"))),
+        (Some(_), false) => return Err(c.err(
+            "switch.trim",
+            format!(
+                "applies to transport \"ndp\" only (found \"{kind}\"): other transports cannot read trimmed packets"
+            ),
+        )),
         (None, false) => None,
     };
     let pfabric_queue = match sw.queue.as_deref().unwrap_or("fifo") {
@@ -490,7 +578,10 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         o => return Err(c.err("switch.queue", format!("expected \"fifo\" or \"pfabric\", found \"{o}\""))),
     };
     if pfabric_queue.is_none() {
-        for (k, set) in [("starvation_prevention", sw.starvation_prevention.is_some()), ("pfabric_queues", sw.pfabric_queues.is_some())] {
+        for (k, set) in [
+            ("starvation_prevention", sw.starvation_prevention.is_some()),
+            ("pfabric_queues", sw.pfabric_queues.is_some()),
+        ] {
             if set {
                 return Err(c.err(&format!("switch.{k}"), "applies only to queue = \"pfabric\""));
             }
@@ -504,14 +595,19 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
             }
             None
         }
-        (Some(_), _) if pfabric_queue.is_some() => return Err(c.err("switch.class_reserve", "applies only to queue = \"fifo\"")),
+        (Some(_), _) if pfabric_queue.is_some() => {
+            return Err(c.err("switch.class_reserve", "applies only to queue = \"fifo\""))
+        }
         (Some(r), BufferPolicy::PerPort(total)) => {
             let classes = sw.reserved_classes.unwrap_or_else(|| classes_in_use(&cfg.transport));
             if !(1..=CLASSES as u8).contains(&classes) {
                 return Err(c.err("switch.reserved_classes", format!("must be 1–8, found {classes}")));
             }
             if r.0 * classes as u64 > total {
-                return Err(c.err("switch.class_reserve", format!("{classes} × {} B reserved exceeds the {total} B port buffer", r.0)));
+                return Err(c.err(
+                    "switch.class_reserve",
+                    format!("{classes} × {} B reserved exceeds the {total} B port buffer", r.0),
+                ));
             }
             Some((r.0, classes))
         }
@@ -533,7 +629,10 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
             return Err(c.err(key, format!("{b} B cannot hold one full packet ({} B)", fr.mss + fr.header)));
         }
         if let Some((r, k)) = class_reserve.filter(|&(r, k)| r * k as u64 > b) {
-            return Err(c.err("host.nic_buffer", format!("{b} B cannot hold the {k} × {r} B reserved by switch.class_reserve")));
+            return Err(c.err(
+                "host.nic_buffer",
+                format!("{b} B cannot hold the {k} × {r} B reserved by switch.class_reserve"),
+            ));
         }
     }
     let prm = NetParams {
@@ -559,7 +658,8 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         return Err(c.err("topology", format!("the topology has {hosts} host(s); at least 2 are needed")));
     }
     // Load is relative to the mean host link rate (all hosts share one rate in the built-in fabrics).
-    let host_rate = BitsPerSec(net.hosts.iter().map(|h| net.ports[h.nic.idx()].rate.0 as u128).sum::<u128>() as u64 / hosts as u64);
+    let host_rate =
+        BitsPerSec(net.hosts.iter().map(|h| net.ports[h.nic.idx()].rate.0 as u128).sum::<u128>() as u64 / hosts as u64);
     if cfg.workload.is_empty() {
         return Err(c.err("workload", "missing: add at least one [[workload]] table"));
     }
@@ -570,10 +670,16 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
                 return Err(c.err(&format!("workload[{i}].class"), format!("must be 0–7, found {cl}")));
             }
             if receiver_driven {
-                return Err(c.err(&format!("workload[{i}].class"), format!("applies to the TCP family only ({kind} chooses its own priorities)")));
+                return Err(c.err(
+                    &format!("workload[{i}].class"),
+                    format!("applies to the TCP family only ({kind} chooses its own priorities)"),
+                ));
             }
             if cfg.transport.priority.as_deref() == Some("deadline") {
-                return Err(c.err(&format!("workload[{i}].class"), "does not combine with transport.priority = \"deadline\" (which uses two classes of its own)"));
+                return Err(c.err(
+                    &format!("workload[{i}].class"),
+                    "does not combine with transport.priority = \"deadline\" (which uses two classes of its own)",
+                ));
             }
         }
         flow_class.push(w.class);
@@ -587,7 +693,10 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
     let mut faults = Vec::new();
     for (i, f) in cfg.fault.iter().enumerate() {
         let key = format!("fault[{i}]");
-        let end = |s: &str| node_by_name(&spec, s).ok_or_else(|| c.err(&format!("{key}.link"), format!("\"{s}\" is not a host number or switch name")));
+        let end = |s: &str| {
+            node_by_name(&spec, s)
+                .ok_or_else(|| c.err(&format!("{key}.link"), format!("\"{s}\" is not a host number or switch name")))
+        };
         let (a, b) = (end(&f.link[0])?, end(&f.link[1])?);
         if f.state.is_none() && f.corrupt.is_none() {
             return Err(c.err(&key, "a fault needs `state` (\"up\"/\"down\") or `corrupt` (a probability)"));
@@ -596,7 +705,9 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
             None => None,
             Some("up") => Some(true),
             Some("down") => Some(false),
-            Some(o) => return Err(c.err(&format!("{key}.state"), format!("expected \"up\" or \"down\", found \"{o}\""))),
+            Some(o) => {
+                return Err(c.err(&format!("{key}.state"), format!("expected \"up\" or \"down\", found \"{o}\"")))
+            }
         };
         if let Some(p) = f.corrupt {
             if !(0.0..=1.0).contains(&p) {
@@ -604,7 +715,9 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
             }
         }
         if !spec.links.iter().any(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a)) {
-            return Err(c.err(&format!("{key}.link"), format!("no link between \"{}\" and \"{}\"", f.link[0], f.link[1])));
+            return Err(
+                c.err(&format!("{key}.link"), format!("no link between \"{}\" and \"{}\"", f.link[0], f.link[1]))
+            );
         }
         faults.push(Fault { at: f.at.0, a, b, up, corrupt: f.corrupt });
     }

@@ -19,7 +19,10 @@ pub(super) fn framing(c: &Ctx, t: &TransportCfg, fr: Framing) -> R<Framing> {
     let header = t.header.unwrap_or(DEFAULT_HEADER) as u64;
     let frame = fr.mss + fr.header;
     if header >= frame {
-        return Err(c.err("transport.header", format!("{header} B of headers leave no payload in a {frame} B frame (packet.mss + packet.header)")));
+        return Err(c.err(
+            "transport.header",
+            format!("{header} B of headers leave no payload in a {frame} B frame (packet.mss + packet.header)"),
+        ));
     }
     Ok(Framing { mss: frame - header, header, wire_overhead: fr.wire_overhead })
 }
@@ -53,11 +56,19 @@ pub(super) fn transport(
     };
     // Unscheduled cutoffs: explicit, or from the workload so each level carries equal unscheduled bytes.
     let cutoffs: Vec<u64> = match (&t.unscheduled_cutoffs, t.unscheduled_levels) {
-        (Some(_), Some(_)) => return Err(c.err("transport.unscheduled_levels", "give either `unscheduled_levels` or `unscheduled_cutoffs`, not both")),
+        (Some(_), Some(_)) => {
+            return Err(c.err(
+                "transport.unscheduled_levels",
+                "give either `unscheduled_levels` or `unscheduled_cutoffs`, not both",
+            ))
+        }
         (Some(v), None) => {
             let mut v: Vec<u64> = v.iter().map(|s| s.0).collect();
             if v.len() >= LEVELS as usize {
-                return Err(c.err("transport.unscheduled_cutoffs", format!("at most 6 cutoffs (7 unscheduled levels), found {}", v.len())));
+                return Err(c.err(
+                    "transport.unscheduled_cutoffs",
+                    format!("at most 6 cutoffs (7 unscheduled levels), found {}", v.len()),
+                ));
             }
             if v.windows(2).any(|w| w[0] >= w[1]) || v.first() == Some(&0) {
                 return Err(c.err("transport.unscheduled_cutoffs", "cutoffs must be positive and increasing"));
@@ -68,7 +79,10 @@ pub(super) fn transport(
         (None, levels) => {
             if let Some(l) = levels {
                 if !(1..LEVELS).contains(&l) {
-                    return Err(c.err("transport.unscheduled_levels", format!("must be 1–7 (at least one level stays scheduled), found {l}")));
+                    return Err(c.err(
+                        "transport.unscheduled_levels",
+                        format!("must be 1–7 (at least one level stays scheduled), found {l}"),
+                    ));
                 }
             }
             match workload {
@@ -86,7 +100,9 @@ pub(super) fn transport(
     let sched = LEVELS - cutoffs.len() as u8;
     let overcommit = t.overcommit.unwrap_or(sched);
     if overcommit == 0 || overcommit > sched {
-        return Err(c.err("transport.overcommit", format!("must be 1–{sched} (the scheduled levels), found {overcommit}")));
+        return Err(
+            c.err("transport.overcommit", format!("must be 1–{sched} (the scheduled levels), found {overcommit}"))
+        );
     }
     let resend_timeout = match t.resend_timeout {
         Some(d) if d.0 == Time::ZERO => return Err(c.err("transport.resend_timeout", "must be positive")),

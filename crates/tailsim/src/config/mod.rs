@@ -5,8 +5,8 @@ mod build;
 mod homa;
 mod presets;
 mod qjump;
-pub mod schema;
 mod receiver_driven;
+pub mod schema;
 mod transport;
 pub mod units;
 
@@ -211,8 +211,12 @@ pub fn resolve(src: &Source, user: Table, sets: &[String]) -> Result<(Experiment
     let mut resolved = match preset {
         None => Table::new(),
         Some(None) => return Err(src.error(&KeyPath::parse("topology.preset"), "expected a preset name (a string)")),
-        Some(Some(name)) => presets::table(&name)
-            .ok_or_else(|| src.error(&KeyPath::parse("topology.preset"), format!("unknown preset \"{name}\"; known: {}", presets::NAMES.join(", "))))?,
+        Some(Some(name)) => presets::table(&name).ok_or_else(|| {
+            src.error(
+                &KeyPath::parse("topology.preset"),
+                format!("unknown preset \"{name}\"; known: {}", presets::NAMES.join(", ")),
+            )
+        })?,
     };
     merge_under(&mut resolved, user);
     let de = Value::Table(resolved.clone());

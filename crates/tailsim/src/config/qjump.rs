@@ -23,7 +23,11 @@ fn choice<T: Copy>(c: &Ctx, v: &Option<String>, key: &str, default: &str, opts: 
 
 /// The calculator's parameters for this network.
 pub(super) fn params(c: &Ctx, q: &QjumpCfg, net: &Network, fr: Framing) -> R<(QjumpParams, usize)> {
-    let fv = c.need(&q.f, "qjump.f", "a list of 1–8 throughput factors, class 0 (highest priority) first, e.g. [1, 2, 3, 5, 10, 20, 100, 144]")?;
+    let fv = c.need(
+        &q.f,
+        "qjump.f",
+        "a list of 1–8 throughput factors, class 0 (highest priority) first, e.g. [1, 2, 3, 5, 10, 20, 100, 144]",
+    )?;
     if fv.is_empty() || fv.len() > CLASSES {
         return Err(c.err("qjump.f", format!("expected 1–8 throughput factors (one per class), found {}", fv.len())));
     }
@@ -44,7 +48,8 @@ pub(super) fn params(c: &Ctx, q: &QjumpCfg, net: &Network, fr: Framing) -> R<(Qj
         Some(r) => r.0,
         None => net.hosts.iter().map(|h| net.ports[h.nic.idx()].rate).min().expect("at least one host"),
     };
-    let switch_delay = q.switch_delay.map_or_else(|| net.switches.iter().map(|s| s.delay).max().unwrap_or(Time::ZERO), |d| d.0);
+    let switch_delay =
+        q.switch_delay.map_or_else(|| net.switches.iter().map(|s| s.delay).max().unwrap_or(Time::ZERO), |d| d.0);
     let epoch_factor = q.epoch_factor.unwrap_or(1);
     if epoch_factor == 0 {
         return Err(c.err("qjump.epoch_factor", "must be at least 1"));
@@ -56,7 +61,13 @@ pub(super) fn params(c: &Ctx, q: &QjumpCfg, net: &Network, fr: Framing) -> R<(Qj
         Some(d) if d.0 == Time::ZERO => return Err(c.err("qjump.epoch", "must be positive")),
         d => d.map(|d| d.0),
     };
-    let budget = choice(c, &q.budget, "qjump.budget", "per-level-epoch", &[("per-level-epoch", Budget::PerLevelEpoch), ("common-epoch", Budget::CommonEpoch)])?;
+    let budget = choice(
+        c,
+        &q.budget,
+        "qjump.budget",
+        "per-level-epoch",
+        &[("per-level-epoch", Budget::PerLevelEpoch), ("common-epoch", Budget::CommonEpoch)],
+    )?;
     Ok((QjumpParams { hosts, edge_rate, max_packet, switch_delay, epoch_factor, epoch, f, budget }, fv.len()))
 }
 
@@ -69,13 +80,23 @@ pub(super) fn regulator(c: &Ctx, q: &QjumpCfg, net: &Network, fr: Framing) -> R<
         &q.variant,
         "qjump.variant",
         "ltb-listing",
-        &[("ltb-text", Variant::LtbText), ("ltb-listing", Variant::LtbListing), ("zero-on-send", Variant::ZeroOnSend), ("epoch-budget", Variant::EpochBudget)],
+        &[
+            ("ltb-text", Variant::LtbText),
+            ("ltb-listing", Variant::LtbListing),
+            ("zero-on-send", Variant::ZeroOnSend),
+            ("epoch-budget", Variant::EpochBudget),
+        ],
     )?;
     let anchor = choice(c, &q.anchor, "qjump.anchor", "lazy", &[("lazy", Anchor::Lazy), ("aligned", Anchor::Aligned)])?;
-    let excess = choice(c, &q.excess, "qjump.excess", "police", &[("police", Excess::Police), ("shape", Excess::Shape)])?;
-    let granularity = choice(c, &q.per, "qjump.per", "host", &[("host", Granularity::Host), ("flow", Granularity::Flow)])?;
+    let excess =
+        choice(c, &q.excess, "qjump.excess", "police", &[("police", Excess::Police), ("shape", Excess::Shape)])?;
+    let granularity =
+        choice(c, &q.per, "qjump.per", "host", &[("host", Granularity::Host), ("flow", Granularity::Flow)])?;
     if granularity == Granularity::Flow && excess == Excess::Shape {
-        return Err(c.err("qjump.per", "a bucket per flow is a policer only (the ns-2 code's); use excess = \"police\" or per = \"host\""));
+        return Err(c.err(
+            "qjump.per",
+            "a bucket per flow is a policer only (the ns-2 code's); use excess = \"police\" or per = \"host\"",
+        ));
     }
     let lv = levels(&p);
     if let Some(l) = lv[..n].iter().find(|l| l.budget == 0) {

@@ -74,7 +74,8 @@ pub enum EcnThreshold {
 
 /// A size, or a list of sizes, with `expected` appended to any error.
 fn size_or_sizes<E: serde::de::Error>(v: toml::Value, expected: &str) -> Result<Result<Size, Vec<Size>>, E> {
-    let size = |x: toml::Value| Size::deserialize(x).map_err(|e| E::custom(format!("{}; {expected}", e.message().trim())));
+    let size =
+        |x: toml::Value| Size::deserialize(x).map_err(|e| E::custom(format!("{}; {expected}", e.message().trim())));
     match v {
         toml::Value::Array(a) => a.into_iter().map(size).collect::<Result<Vec<_>, _>>().map(Err),
         other => size(other).map(Ok),
@@ -101,10 +102,13 @@ pub enum ClassThresholds {
 impl<'de> Deserialize<'de> for ClassThresholds {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
-        let expected = "expected a list of increasing sizes such as [\"100KB\", \"1MB\"], or \"optimal\" or \"equal-count\"";
+        let expected =
+            "expected a list of increasing sizes such as [\"100KB\", \"1MB\"], or \"optimal\" or \"equal-count\"";
         match toml::Value::deserialize(d)? {
             toml::Value::String(s) => Ok(ClassThresholds::Rule(s)),
-            v @ toml::Value::Array(_) => Ok(ClassThresholds::Sizes(size_or_sizes::<D::Error>(v, expected)?.unwrap_err())),
+            v @ toml::Value::Array(_) => {
+                Ok(ClassThresholds::Sizes(size_or_sizes::<D::Error>(v, expected)?.unwrap_err()))
+            }
             other => Err(D::Error::custom(format!("found {}; {expected}", other.type_str()))),
         }
     }

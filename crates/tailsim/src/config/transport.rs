@@ -69,9 +69,17 @@ pub(super) fn transport(
     if priority == Priority::Deadline {
         match &class {
             ClassPolicy::Fixed(c0) if (*c0 as usize) < CLASSES - 1 => {}
-            ClassPolicy::Fixed(_) => return Err(c.err("transport.class", "deadline priorities need the class below it for flows without deadlines (class 0–6)")),
+            ClassPolicy::Fixed(_) => {
+                return Err(c.err(
+                    "transport.class",
+                    "deadline priorities need the class below it for flows without deadlines (class 0–6)",
+                ))
+            }
             ClassPolicy::Thresholds { .. } => {
-                return Err(c.err("transport.class_thresholds", "does not combine with priority = \"deadline\" (which uses two classes of its own)"))
+                return Err(c.err(
+                    "transport.class_thresholds",
+                    "does not combine with priority = \"deadline\" (which uses two classes of its own)",
+                ))
             }
         }
     }
@@ -145,7 +153,12 @@ fn class_policy(c: &Ctx, t: &TransportCfg, workload: Option<(&SizeCdf, f64)>, pi
         "flow-size" => ClassBy::FlowSize,
         "bytes-sent" => ClassBy::BytesSent,
         "last-byte" => ClassBy::LastByte,
-        o => return Err(c.err("transport.class_by", format!("expected \"flow-size\", \"bytes-sent\" or \"last-byte\", found \"{o}\""))),
+        o => {
+            return Err(c.err(
+                "transport.class_by",
+                format!("expected \"flow-size\", \"bytes-sent\" or \"last-byte\", found \"{o}\""),
+            ))
+        }
     };
     let pias_default = ClassThresholds::Rule("optimal".into());
     let th = match &t.class_thresholds {
@@ -172,7 +185,10 @@ fn class_policy(c: &Ctx, t: &TransportCfg, workload: Option<(&SizeCdf, f64)>, pi
     let thresholds: Vec<u64> = match th {
         ClassThresholds::Sizes(v) => {
             if t.classes.is_some() {
-                return Err(c.err("transport.classes", "applies only to derived thresholds (\"optimal\", \"equal-count\"); a list gives len + 1 classes"));
+                return Err(c.err(
+                    "transport.classes",
+                    "applies only to derived thresholds (\"optimal\", \"equal-count\"); a list gives len + 1 classes",
+                ));
             }
             v.iter().map(|s| s.0).collect()
         }
@@ -185,7 +201,10 @@ fn class_policy(c: &Ctx, t: &TransportCfg, workload: Option<(&SizeCdf, f64)>, pi
                 if pias && t.class_thresholds.is_none() {
                     return Err(c.err("transport.class_thresholds", "PIAS derives its demotion thresholds from a Poisson workload's `cdf`; there is none: give the thresholds (a list of sizes)"));
                 }
-                return Err(c.err("transport.class_thresholds", format!("\"{rule}\" derives thresholds from a Poisson workload with a `cdf`; there is none")));
+                return Err(c.err(
+                    "transport.class_thresholds",
+                    format!("\"{rule}\" derives thresholds from a Poisson workload with a `cdf`; there is none"),
+                ));
             };
             // PIAS on a workload with a tail (thesis W1): thresholds from the table, the tail's mass at its end.
             let body;
@@ -199,19 +218,26 @@ fn class_policy(c: &Ctx, t: &TransportCfg, workload: Option<(&SizeCdf, f64)>, pi
                 "equal-count" => tailsim_workload::equal_count_thresholds(cdf, k as usize),
                 "optimal" => tailsim_workload::optimal_thresholds(cdf, load, k as usize)
                     .map_err(|e| c.err("transport.class_thresholds", e.to_string()))?,
-                o => return Err(c.err("transport.class_thresholds", format!("expected a list of sizes, \"optimal\" or \"equal-count\", found \"{o}\""))),
+                o => {
+                    return Err(c.err(
+                        "transport.class_thresholds",
+                        format!("expected a list of sizes, \"optimal\" or \"equal-count\", found \"{o}\""),
+                    ))
+                }
             }
         }
     };
     if thresholds.is_empty() || thresholds.len() >= CLASSES {
-        return Err(c.err("transport.class_thresholds", format!("expected 1–7 thresholds (2–8 classes), found {}", thresholds.len())));
+        return Err(c.err(
+            "transport.class_thresholds",
+            format!("expected 1–7 thresholds (2–8 classes), found {}", thresholds.len()),
+        ));
     }
     if thresholds.windows(2).any(|w| w[0] >= w[1]) || thresholds[0] == 0 {
         return Err(c.err("transport.class_thresholds", "thresholds must be positive and increasing"));
     }
     Ok(ClassPolicy::Thresholds { thresholds, by })
 }
-
 
 /// Which family a transport kind belongs to, for the keys it accepts.
 fn family(kind: &str) -> &'static str {

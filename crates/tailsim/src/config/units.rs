@@ -78,7 +78,11 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "KiB" => (0, 1024),
         "MiB" => (0, 1 << 20),
         "GiB" => (0, 1 << 30),
-        _ => return Err(format!("expected a size like \"36KB\" or a byte count (units B, KB, MB, GB, KiB, MiB, GiB), found \"{s}\"")),
+        _ => {
+            return Err(format!(
+                "expected a size like \"36KB\" or a byte count (units B, KB, MB, GB, KiB, MiB, GiB), found \"{s}\""
+            ))
+        }
     };
     if num.starts_with('-') {
         return Err(format!("a size cannot be negative, found \"{s}\""));
@@ -132,7 +136,9 @@ fn parse_buffer(s: &str) -> Result<Option<u64>, String> {
     if s.trim() == "unlimited" {
         Ok(None)
     } else {
-        parse_size(s).map(Some).map_err(|_| format!("expected a size like \"225KB\", a byte count, or \"unlimited\", found \"{s}\""))
+        parse_size(s)
+            .map(Some)
+            .map_err(|_| format!("expected a size like \"225KB\", a byte count, or \"unlimited\", found \"{s}\""))
     }
 }
 unit_value!(BufferValue, Option<u64>, parse_buffer, "a size such as \"225KB\" or \"unlimited\"");

@@ -106,7 +106,11 @@ impl EventQueue {
                     let k = [h[first].key, h[first + 1].key, h[first + 2].key, h[first + 3].key];
                     let a = first + (k[1] < k[0]) as usize;
                     let b = first + 2 + (k[3] < k[2]) as usize;
-                    if h[b].key < h[a].key { b } else { a }
+                    if h[b].key < h[a].key {
+                        b
+                    } else {
+                        a
+                    }
                 } else {
                     let mut m = first;
                     for c in first + 1..n {

@@ -66,10 +66,30 @@ mod tests {
     use super::*;
     #[test]
     fn streams_are_independent_and_repeatable() {
-        let a: Vec<u32> = (0..4).map({ let mut r = Rng::new(1, "x", 0); move |_| r.next_u32() }).collect();
-        let b: Vec<u32> = (0..4).map({ let mut r = Rng::new(1, "x", 0); move |_| r.next_u32() }).collect();
-        let c: Vec<u32> = (0..4).map({ let mut r = Rng::new(1, "x", 1); move |_| r.next_u32() }).collect();
-        let d: Vec<u32> = (0..4).map({ let mut r = Rng::new(2, "x", 0); move |_| r.next_u32() }).collect();
+        let a: Vec<u32> = (0..4)
+            .map({
+                let mut r = Rng::new(1, "x", 0);
+                move |_| r.next_u32()
+            })
+            .collect();
+        let b: Vec<u32> = (0..4)
+            .map({
+                let mut r = Rng::new(1, "x", 0);
+                move |_| r.next_u32()
+            })
+            .collect();
+        let c: Vec<u32> = (0..4)
+            .map({
+                let mut r = Rng::new(1, "x", 1);
+                move |_| r.next_u32()
+            })
+            .collect();
+        let d: Vec<u32> = (0..4)
+            .map({
+                let mut r = Rng::new(2, "x", 0);
+                move |_| r.next_u32()
+            })
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_ne!(a, d);

@@ -5,9 +5,9 @@
 use parquet::basic::Compression;
 use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
 use parquet::file::properties::WriterProperties;
-use parquet::schema::types::ColumnPath;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
+use parquet::schema::types::ColumnPath;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;

@@ -12,16 +12,16 @@ pub mod port;
 pub mod queue;
 pub mod regulator;
 pub mod routing;
-pub mod topology;
 #[cfg(test)]
 mod tests;
+pub mod topology;
 
 use crate::engine::{Event, EventQueue, Pipe, Rng, Slab};
 use packet::{Packet, PktKind};
-use regulator::Verdict;
-use port::{DropReason, Port};
 use pfabric::PFabricQueue;
+use port::{DropReason, Port};
 use queue::{PrioFifo, QueueDisc, CLASSES};
+use regulator::Verdict;
 use routing::RouteTable;
 
 use crate::units::{NodeId, PktId, PortId, Time};
@@ -43,7 +43,10 @@ pub enum BufferPolicy {
     PerPort(u64),
     /// One pool per switch; a class queue may grow while its bytes ≤ alpha × (free pool bytes)
     /// (Choudhury–Hahne dynamic thresholds).
-    Shared { total: u64, alpha: f64 },
+    Shared {
+        total: u64,
+        alpha: f64,
+    },
 }
 
 /// The packet arena and the conservation counters: every packet created is, at any instant, consumed by an
@@ -619,6 +622,15 @@ impl Network {
             })
             .collect();
         let np = ports.len();
-        Ok(Network { hosts, switches, ports, tx_current: vec![None; np], port_rng, lb: prm.lb, packet_hops: 0, qjump: None })
+        Ok(Network {
+            hosts,
+            switches,
+            ports,
+            tx_current: vec![None; np],
+            port_rng,
+            lb: prm.lb,
+            packet_hops: 0,
+            qjump: None,
+        })
     }
 }

@@ -19,7 +19,8 @@ pub enum DropReason {
 
 impl DropReason {
     /// Every reason, in the order of the result columns.
-    pub const ALL: [DropReason; 4] = [DropReason::Overflow, DropReason::LinkDown, DropReason::Corrupt, DropReason::Policed];
+    pub const ALL: [DropReason; 4] =
+        [DropReason::Overflow, DropReason::LinkDown, DropReason::Corrupt, DropReason::Policed];
 }
 
 #[derive(Clone, Debug, Default)]

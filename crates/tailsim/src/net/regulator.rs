@@ -156,7 +156,13 @@ pub struct Regulator {
 }
 
 impl Regulator {
-    pub fn new(hosts: usize, variant: Variant, anchor: Anchor, excess: Excess, levels: [Option<LevelParams>; CLASSES]) -> Regulator {
+    pub fn new(
+        hosts: usize,
+        variant: Variant,
+        anchor: Anchor,
+        excess: Excess,
+        levels: [Option<LevelParams>; CLASSES],
+    ) -> Regulator {
         Regulator {
             variant,
             anchor,
@@ -176,7 +182,16 @@ impl Regulator {
     /// Offer a data packet of `bytes` (as charged: size + wire overhead) in `class` from host `h`, of the
     /// flow in slot `flow` with generation `gen`.
     #[inline]
-    pub fn offer(&mut self, now: Time, h: usize, class: usize, bytes: u64, id: PktId, flow: usize, gen: u32) -> Verdict {
+    pub fn offer(
+        &mut self,
+        now: Time,
+        h: usize,
+        class: usize,
+        bytes: u64,
+        id: PktId,
+        flow: usize,
+        gen: u32,
+    ) -> Verdict {
         let Some(p) = self.levels[class] else { return Verdict::Send };
         let st = &mut self.stats[class];
         if bytes > p.budget {

@@ -138,7 +138,15 @@ fn wire_overhead_takes_wire_time_but_no_buffer() {
 }
 
 /// Offer `n` packets of `size` bytes in `class` to `port`; returns how many were admitted.
-fn offer(n: &mut Network, ev: &mut EventQueue, pk: &mut Packets, port: PortId, count: usize, size: u32, class: u8) -> usize {
+fn offer(
+    n: &mut Network,
+    ev: &mut EventQueue,
+    pk: &mut Packets,
+    port: PortId,
+    count: usize,
+    size: u32,
+    class: u8,
+) -> usize {
     (0..count)
         .filter(|_| {
             let id = pkt(pk, size, class);
@@ -185,7 +193,7 @@ fn two_class_pfabric_ports_serve_the_deadline_buffer_first_each_with_its_own_lim
     };
     let busy = mk(&mut pk, 9, 1, 0);
     n.enqueue(Time::ZERO, &mut ev, &mut pk, port, busy); // on the wire
-    // Non-deadline buffer: 3 packets fill it; a fourth more urgent one evicts the least urgent.
+                                                         // Non-deadline buffer: 3 packets fill it; a fourth more urgent one evicts the least urgent.
     let lo: Vec<PktId> = [50, 60, 70].iter().map(|&r| mk(&mut pk, 1, 1, r)).collect();
     for &id in &lo {
         n.enqueue(Time::ZERO, &mut ev, &mut pk, port, id);

@@ -107,7 +107,10 @@ impl FatTree {
 
     pub fn spec(&self) -> Result<TopologySpec, String> {
         if self.aggs_per_pod == 0 || self.cores % self.aggs_per_pod != 0 {
-            return Err(format!("{} cores cannot be split evenly over {} aggregation switches per pod", self.cores, self.aggs_per_pod));
+            return Err(format!(
+                "{} cores cannot be split evenly over {} aggregation switches per pod",
+                self.cores, self.aggs_per_pod
+            ));
         }
         let edges = self.pods * self.edges_per_pod;
         let mut t = TopologySpec { hosts: edges * self.hosts_per_edge, ..Default::default() };
@@ -128,7 +131,12 @@ impl FatTree {
         for pod in 0..self.pods {
             for j in 0..self.aggs_per_pod {
                 for c in 0..g {
-                    t.link(agg0 + pod * self.aggs_per_pod + j, core0 + j + c * self.aggs_per_pod, t2.down_rate, t2.down_delay);
+                    t.link(
+                        agg0 + pod * self.aggs_per_pod + j,
+                        core0 + j + c * self.aggs_per_pod,
+                        t2.down_rate,
+                        t2.down_delay,
+                    );
                 }
             }
         }
@@ -152,7 +160,8 @@ mod tests {
         let t = FatTree::k_ary(8, BitsPerSec::gbps(10), Time::us(1), Time::ZERO).spec().unwrap();
         let (agg0, core0) = (128 + 32, 128 + 64);
         // Aggregation switch 1 of pod 0 reaches cores 1, 5, 9, 13 (as tailsim_workload::FatTreeShape says).
-        let cores: Vec<u32> = t.links.iter().filter(|l| l.a.0 == agg0 + 1 && l.b.0 >= core0).map(|l| l.b.0 - core0).collect();
+        let cores: Vec<u32> =
+            t.links.iter().filter(|l| l.a.0 == agg0 + 1 && l.b.0 >= core0).map(|l| l.b.0 - core0).collect();
         assert_eq!(cores, vec![1, 5, 9, 13]);
     }
     #[test]

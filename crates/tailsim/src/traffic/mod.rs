@@ -143,13 +143,27 @@ impl Generator {
     pub fn release(&mut self, out: &mut Vec<NewFlow>) {
         match self {
             Generator::Poisson {
-                hosts, pattern, sizes, mean_gap_ps, next_at, remaining, gap_rng, size_rng, pair_rng, deadlines, ..
+                hosts,
+                pattern,
+                sizes,
+                mean_gap_ps,
+                next_at,
+                remaining,
+                gap_rng,
+                size_rng,
+                pair_rng,
+                deadlines,
+                ..
             } => {
                 let src = pair_rng.below(*hosts);
                 let dst = match pattern {
                     Pattern::AllToAll => {
                         let d = pair_rng.below(*hosts - 1);
-                        if d >= src { d + 1 } else { d }
+                        if d >= src {
+                            d + 1
+                        } else {
+                            d
+                        }
                     }
                     Pattern::Permutation(p) => p[src as usize],
                 };

@@ -225,7 +225,13 @@ impl Phost {
                 self.enqueue_out(p.flow);
                 self.pump(ctx, host);
             }
-            PktKind::Ack | PktKind::Probe | PktKind::Grant | PktKind::Resend | PktKind::Busy | PktKind::Pull | PktKind::Nack => {
+            PktKind::Ack
+            | PktKind::Probe
+            | PktKind::Grant
+            | PktKind::Resend
+            | PktKind::Busy
+            | PktKind::Pull
+            | PktKind::Nack => {
                 unreachable!("not a pHost packet")
             }
         }
@@ -507,7 +513,11 @@ impl Phost {
         }
         // Keep the clock running while anything is owed: tokens to send, or tokens to count as expired.
         let hs = &mut self.hosts[h.idx()];
-        let at = if !hs.pending.is_empty() { Some(ctx.now + self.spacing[h.idx()]) } else { hs.outstanding.front().map(|o| o.3) };
+        let at = if !hs.pending.is_empty() {
+            Some(ctx.now + self.spacing[h.idx()])
+        } else {
+            hs.outstanding.front().map(|o| o.3)
+        };
         if let Some(at) = at {
             hs.token_timer.set(ctx, at, FlowSlot(h.0), 0, TimerKind::RxPacer);
         }

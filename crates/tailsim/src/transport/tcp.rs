@@ -14,7 +14,10 @@ use crate::units::{BitsPerSec, FlowSlot, NodeId, PktId, Time};
 pub enum CongestionControl {
     NewReno,
     /// DCTCP with gain g and initial alpha.
-    Dctcp { g: f64, alpha_init: f64 },
+    Dctcp {
+        g: f64,
+        alpha_init: f64,
+    },
 }
 
 /// The priority number (`Packet::rank`) a data packet carries, for pFabric queues (lower = more urgent).
@@ -56,7 +59,10 @@ pub enum ClassBy {
 pub enum ClassPolicy {
     /// Every packet in one class.
     Fixed(u8),
-    Thresholds { thresholds: Vec<u64>, by: ClassBy },
+    Thresholds {
+        thresholds: Vec<u64>,
+        by: ClassBy,
+    },
 }
 
 impl ClassPolicy {
@@ -65,8 +71,12 @@ impl ClassPolicy {
     pub fn class(&self, size: u64, sent: u64, payload: u64) -> u8 {
         match self {
             ClassPolicy::Fixed(c) => *c,
-            ClassPolicy::Thresholds { thresholds, by: ClassBy::FlowSize } => thresholds.partition_point(|&t| t < size) as u8,
-            ClassPolicy::Thresholds { thresholds, by: ClassBy::BytesSent } => thresholds.partition_point(|&t| t <= sent) as u8,
+            ClassPolicy::Thresholds { thresholds, by: ClassBy::FlowSize } => {
+                thresholds.partition_point(|&t| t < size) as u8
+            }
+            ClassPolicy::Thresholds { thresholds, by: ClassBy::BytesSent } => {
+                thresholds.partition_point(|&t| t <= sent) as u8
+            }
             ClassPolicy::Thresholds { thresholds, by: ClassBy::LastByte } => {
                 thresholds.partition_point(|&t| t < sent + payload.max(1)) as u8
             }
@@ -271,7 +281,13 @@ impl Tcp {
                 let ece = f.ce_state;
                 self.send_ack(ctx, p.flow, ece);
             }
-            PktKind::Grant | PktKind::Resend | PktKind::Busy | PktKind::Rts | PktKind::Token | PktKind::Pull | PktKind::Nack => {
+            PktKind::Grant
+            | PktKind::Resend
+            | PktKind::Busy
+            | PktKind::Rts
+            | PktKind::Token
+            | PktKind::Pull
+            | PktKind::Nack => {
                 unreachable!("receiver-driven transports' packets reach only them")
             }
         }
@@ -294,7 +310,9 @@ impl Tcp {
                     self.send_ack(ctx, slot, ece);
                 }
             }
-            TimerKind::Pacer | TimerKind::Resend | TimerKind::RxPacer => unreachable!("receiver-driven transports' timers"),
+            TimerKind::Pacer | TimerKind::Resend | TimerKind::RxPacer => {
+                unreachable!("receiver-driven transports' timers")
+            }
         }
     }
 
@@ -602,7 +620,16 @@ impl Tcp {
 
 /// A sender packet for segment `seg` (data, or a 1-byte probe) carrying `payload` bytes.
 #[allow(clippy::too_many_arguments)]
-fn segment_packet(cfg: &TcpConfig, f: &Flow, kind: PktKind, slot: FlowSlot, gen: u32, seg: u32, payload: u32, now: Time) -> Packet {
+fn segment_packet(
+    cfg: &TcpConfig,
+    f: &Flow,
+    kind: PktKind,
+    slot: FlowSlot,
+    gen: u32,
+    seg: u32,
+    payload: u32,
+    now: Time,
+) -> Packet {
     let mut p = Packet::new(kind, slot, gen, f.src, f.dst);
     p.payload = payload;
     p.size = payload + cfg.header;
