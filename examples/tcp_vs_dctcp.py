@@ -16,6 +16,7 @@ from tailsim import plots
 
 HERE = Path(__file__).resolve().parent
 
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--flows", type=int, default=5000, help="flows per point")
@@ -37,12 +38,24 @@ def main() -> None:
         raise SystemExit(f"failed points: {res.failed}")
 
     out = Path(args.out)
-    plots.normalized_fct_vs_load(res.summary, panels=[("all", "slowdown_mean", "overall average")],
-                                 path=out / "overall-vs-load.png", title="web search: TCP vs DCTCP")
-    plots.normalized_fct_vs_load(res.summary, panels=plots.PFABRIC_PANELS[:3],
-                                 path=out / "breakdown-vs-load.png", title="web search: normalized FCT by flow size")
+    plots.normalized_fct_vs_load(
+        res.summary,
+        panels=[("all", "slowdown_mean", "overall average")],
+        path=out / "overall-vs-load.png",
+        title="web search: TCP vs DCTCP",
+    )
+    plots.normalized_fct_vs_load(
+        res.summary,
+        panels=plots.PFABRIC_PANELS[:3],
+        path=out / "breakdown-vs-load.png",
+        title="web search: normalized FCT by flow size",
+    )
     small = res.summary[res.summary["bucket"] == "(0,100KB]"]
-    print(small.pivot_table(index="workload[0].load", columns="transport.kind", values=["slowdown_mean", "slowdown_p99"]).round(2))
+    print(
+        small.pivot_table(
+            index="workload[0].load", columns="transport.kind", values=["slowdown_mean", "slowdown_p99"]
+        ).round(2)
+    )
     print(f"figures: {out / 'overall-vs-load.png'}, {out / 'breakdown-vs-load.png'}")
 
 

@@ -16,16 +16,16 @@ from .builders import (
     Experiment,
     FatTree,
     Fault,
-    Host,
     Homa,
+    Host,
     HtsimTopology,
     Ideal,
     Incast,
     LeafSpine,
     Output,
     PacketFormat,
-    PFabric,
     Permutation,
+    PFabric,
     Poisson,
     Preset,
     Routing,
@@ -35,16 +35,47 @@ from .builders import (
     TopologyFile,
     Trace,
 )
-from .result import Result, check, run
-from .thresholds import thresholds
 from .qjump import qjump_levels
+from .result import Result, check, run
 from .sweep import SweepResult, sweep
+from .thresholds import thresholds
 
 load = Result.load
 
 __all__ = [
-    "run", "check", "sweep", "load", "Result", "SweepResult", "ConfigError", "SimulationError", "plots",
-    "builtin_cdfs", "Experiment", "Preset", "LeafSpine", "FatTree", "HtsimTopology", "TopologyFile", "Host",
-    "Switch", "Routing", "PacketFormat", "Tcp", "Dctcp", "Poisson", "Incast", "Permutation", "Trace", "Fault",
-    "Stop", "Output", "PFabric", "Ideal", "Homa", "thresholds", "qjump_levels", "__version__",
+    "run",
+    "check",
+    "sweep",
+    "load",
+    "Result",
+    "SweepResult",
+    "ConfigError",
+    "SimulationError",
+    "plots",
+    "builtin_cdfs",
+    "Experiment",
+    "Preset",
+    "LeafSpine",
+    "FatTree",
+    "HtsimTopology",
+    "TopologyFile",
+    "Host",
+    "Switch",
+    "Routing",
+    "PacketFormat",
+    "Tcp",
+    "Dctcp",
+    "Poisson",
+    "Incast",
+    "Permutation",
+    "Trace",
+    "Fault",
+    "Stop",
+    "Output",
+    "PFabric",
+    "Ideal",
+    "Homa",
+    "thresholds",
+    "qjump_levels",
+    "__version__",
 ]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, Union
+from typing import Any, Union
 
 ConfigLike = Union[str, "os.PathLike[str]", Mapping[str, Any], Any]
 

@@ -15,8 +15,9 @@ Units are strings ("10Gbps", "2.5us", "36KB") or plain numbers where the file ta
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, List, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 Size = Union[int, str]
 
@@ -290,7 +291,7 @@ class Stop:
 @dataclass
 class Output:
     format: Optional[str] = None
-    buckets: Optional[List[Size]] = None
+    buckets: Optional[list[Size]] = None
     warmup: Optional[str] = None
     queue_sample: Optional[str] = None
     dir: Optional[str] = None
@@ -304,13 +305,13 @@ class Experiment:
     """A whole experiment. ``to_dict()`` gives exactly the structure of the TOML file."""
 
     topology: Any
-    workloads: List[Any] = field(default_factory=list)
+    workloads: list[Any] = field(default_factory=list)
     transport: Any = None
     switch: Optional[Switch] = None
     host: Optional[Host] = None
     routing: Optional[Routing] = None
     packet: Optional[PacketFormat] = None
-    faults: List[Fault] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
     stop: Optional[Stop] = None
     output: Optional[Output] = None
     name: Optional[str] = None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
 from . import _core
 
@@ -19,12 +19,16 @@ except ImportError:  # Python < 3.11
 SWEEP_KEYS = {"base", "out", "backend", "scheduler", "workers", "grid", "set"}
 
 
-def _sweep(argv: List[str]) -> int:
-    ap = argparse.ArgumentParser(prog="tailsim sweep", description="Run an experiment over a grid of overrides (see docs/sweeps.md).")
+def _sweep(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(
+        prog="tailsim sweep", description="Run an experiment over a grid of overrides (see docs/sweeps.md)."
+    )
     ap.add_argument("sweep", help="sweep file (TOML)")
     ap.add_argument("--out", help="results directory (default: `out` in the file)")
     ap.add_argument("--backend", choices=["local", "dask"], help="default: `backend` in the file, else local")
-    ap.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://10.0.0.1:8786 (default: a local Dask cluster)")
+    ap.add_argument(
+        "--scheduler", help="Dask scheduler address, e.g. tcp://10.0.0.1:8786 (default: a local Dask cluster)"
+    )
     ap.add_argument("--workers", type=int, help="local processes or local Dask workers (default: CPU count)")
     ap.add_argument("-q", "--quiet", action="store_true")
     a = ap.parse_args(argv)
@@ -41,21 +45,33 @@ def _sweep(argv: List[str]) -> int:
         return 1
     unknown = set(spec) - SWEEP_KEYS
     if unknown:
-        print(f"error: {path}: unknown key(s) {', '.join(sorted(unknown))}; expected {', '.join(sorted(SWEEP_KEYS))}", file=sys.stderr)
+        print(
+            f"error: {path}: unknown key(s) {', '.join(sorted(unknown))}; expected {', '.join(sorted(SWEEP_KEYS))}",
+            file=sys.stderr,
+        )
         return 1
     for key in ("base", "grid"):
         if key not in spec:
             print(f"error: {path}: missing `{key}`", file=sys.stderr)
             return 1
     if not isinstance(spec["grid"], dict) or not all(isinstance(v, list) for v in spec["grid"].values()):
-        print(f"error: {path}: `grid` must be a table of lists, e.g. \"transport.kind\" = [\"tcp\", \"dctcp\"]", file=sys.stderr)
+        print(
+            f'error: {path}: `grid` must be a table of lists, e.g. "transport.kind" = ["tcp", "dctcp"]', file=sys.stderr
+        )
         return 1
     base = path.parent / spec["base"]
     out = a.out or spec.get("out") or f"results/{path.stem}"
     try:
-        res = sweep(base, spec["grid"], out, set=spec.get("set"), backend=a.backend or spec.get("backend", "local"),
-                    workers=a.workers or spec.get("workers"), scheduler=a.scheduler or spec.get("scheduler"),
-                    progress=not a.quiet)
+        res = sweep(
+            base,
+            spec["grid"],
+            out,
+            set=spec.get("set"),
+            backend=a.backend or spec.get("backend", "local"),
+            workers=a.workers or spec.get("workers"),
+            scheduler=a.scheduler or spec.get("scheduler"),
+            progress=not a.quiet,
+        )
     except _core.ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -65,7 +81,7 @@ def _sweep(argv: List[str]) -> int:
     return 1 if res.failed else 0
 
 
-def _plot(argv: List[str]) -> int:
+def _plot(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="tailsim plot", description="Plot a results or sweep directory.")
     ap.add_argument("results", nargs="+", help="results directories (or one sweep directory for --kind load)")
     ap.add_argument("--kind", required=True, choices=["slowdown", "fct-cdf", "queues", "load"])
@@ -73,9 +89,10 @@ def _plot(argv: List[str]) -> int:
     ap.add_argument("--x", default="workload[0].load", help="--kind load: the swept key on the x axis")
     ap.add_argument("--series", default="transport.kind", help="--kind load: the swept key that makes the lines")
     a = ap.parse_args(argv)
+    import pandas as pd
+
     from . import plots
     from .result import Result
-    import pandas as pd
 
     out = a.out or str(Path(a.results[0]) / f"{a.kind}.png")
     try:
@@ -97,16 +114,27 @@ def _plot(argv: List[str]) -> int:
     return 0
 
 
-def _reproduce(argv: List[str]) -> int:
-    ap = argparse.ArgumentParser(prog="tailsim reproduce", description="Reproduce a paper's headline results (docs/pfabric.md, docs/homa.md, docs/qjump.md).")
+def _reproduce(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(
+        prog="tailsim reproduce",
+        description="Reproduce a paper's headline results (docs/pfabric.md, docs/homa.md, docs/qjump.md).",
+    )
     ap.add_argument("paper", choices=["pfabric", "homa", "qjump"])
-    ap.add_argument("--scale", choices=["small", "medium", "full"], default="small",
-                    help="small: minutes (CI); medium (homa only): every workload and scheme at 1/20 of the messages; full: the paper's grid")
+    ap.add_argument(
+        "--scale",
+        choices=["small", "medium", "full"],
+        default="small",
+        help="small: minutes (CI); medium (homa only): every workload and scheme at 1/20 of the messages; "
+        "full: the paper's grid",
+    )
     ap.add_argument("--out", help="default: results/reproduce-<paper>-<scale>")
     ap.add_argument("--flows", type=int, help="flows per point (overrides the scale's)")
-    ap.add_argument("--parts", help="comma-separated; pfabric: main (Figs. 7-9), deadlines (Figs. 10-11), queues (Fig. 23); "
-                                     "homa: main (Figs. 6.1-6.2, Table 6.1), overcommit (Figs. 5.2/5.4), maxload (Fig. 6.3); "
-                                     "qjump: bound (Fig. 4.10), fabric (Fig. 4.7), and the others in docs/qjump.md; default: all")
+    ap.add_argument(
+        "--parts",
+        help="comma-separated; pfabric: main (Figs. 7-9), deadlines (Figs. 10-11), queues (Fig. 23); "
+        "homa: main (Figs. 6.1-6.2, Table 6.1), overcommit (Figs. 5.2/5.4), maxload (Fig. 6.3); "
+        "qjump: bound (Fig. 4.10), fabric (Fig. 4.7), and the others in docs/qjump.md; default: all",
+    )
     ap.add_argument("--workers", type=int)
     ap.add_argument("--backend", choices=["local", "dask"], default="local")
     ap.add_argument("--scheduler")
@@ -114,16 +142,24 @@ def _reproduce(argv: List[str]) -> int:
     from . import reproduce, reproduce_homa, reproduce_qjump
 
     out = a.out or f"results/reproduce-{a.paper}-{a.scale}"
-    papers = {"pfabric": (reproduce.PARTS, reproduce.pfabric), "homa": (reproduce_homa.PARTS, reproduce_homa.homa),
-              "qjump": (reproduce_qjump.PARTS, reproduce_qjump.qjump)}
+    papers = {
+        "pfabric": (reproduce.PARTS, reproduce.pfabric),
+        "homa": (reproduce_homa.PARTS, reproduce_homa.homa),
+        "qjump": (reproduce_qjump.PARTS, reproduce_qjump.qjump),
+    }
     known, run = papers[a.paper]
     if a.scale == "medium" and a.paper != "homa":
-        print(f"tailsim reproduce: --scale medium exists for homa only; use small or full for {a.paper}", file=sys.stderr)
+        print(
+            f"tailsim reproduce: --scale medium exists for homa only; use small or full for {a.paper}", file=sys.stderr
+        )
         return 2
     parts = [p.strip() for p in a.parts.split(",") if p.strip()] if a.parts else list(known)
     bad = sorted(set(parts) - set(known))
     if bad:
-        print(f"tailsim reproduce: --parts: unknown {', '.join(bad)}; expected some of {', '.join(known)}", file=sys.stderr)
+        print(
+            f"tailsim reproduce: --parts: unknown {', '.join(bad)}; expected some of {', '.join(known)}",
+            file=sys.stderr,
+        )
         return 2
     run(out, scale=a.scale, workers=a.workers, backend=a.backend, scheduler=a.scheduler, flows=a.flows, parts=parts)
     print((Path(out) / "targets.md").read_text())
@@ -131,7 +167,7 @@ def _reproduce(argv: List[str]) -> int:
     return 0
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: Optional[list[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "reproduce":
         return _reproduce(argv[1:])
@@ -141,7 +177,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         return _plot(argv[1:])
     code = _core.cli(["tailsim", *argv], [sys.executable, "-m", "tailsim"])
     if argv and argv[0] in ("-h", "--help", "help"):
-        print("\nAlso (Python package):\n  sweep      Run an experiment over a grid of overrides\n  plot       Plot results or a sweep\n  reproduce  Reproduce a paper's results (pfabric, homa)")
+        print(
+            "\nAlso (Python package):\n"
+            "  sweep      Run an experiment over a grid of overrides\n"
+            "  plot       Plot results or a sweep\n"
+            "  reproduce  Reproduce a paper's results (pfabric, homa)"
+        )
     return code
 
 

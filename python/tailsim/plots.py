@@ -4,7 +4,8 @@ follows the suffix: .png, .pdf, .svg)."""
 from __future__ import annotations
 
 import os
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Optional, Union
 
 import numpy as np
 import pandas as pd
@@ -24,7 +25,7 @@ def _plt():
     return plt
 
 
-def _labelled(results: ResultsLike) -> List[Tuple[str, Result]]:
+def _labelled(results: ResultsLike) -> list[tuple[str, Result]]:
     if isinstance(results, Result):
         return [(results.summary["name"], results)]
     if isinstance(results, Mapping):
@@ -60,8 +61,15 @@ def size_percentile_curve(flows: pd.DataFrame, bins: int = 20) -> pd.DataFrame:
         if hi <= lo:
             continue
         g = f.iloc[lo:hi]
-        rows.append({"x": (lo + hi) / 2 / n, "size_bytes": float(g["size_bytes"].median()),
-                     "p50": float(g["slowdown"].quantile(0.5)), "p99": float(g["slowdown"].quantile(0.99)), "flows": hi - lo})
+        rows.append(
+            {
+                "x": (lo + hi) / 2 / n,
+                "size_bytes": float(g["size_bytes"].median()),
+                "p50": float(g["slowdown"].quantile(0.5)),
+                "p99": float(g["slowdown"].quantile(0.99)),
+                "flows": hi - lo,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -101,14 +109,14 @@ PFABRIC_PANELS = (
 
 
 def normalized_fct_vs_load(
-    summary: Union[pd.DataFrame, "object"],
+    summary: Union[pd.DataFrame, object],
     x: str = "workload[0].load",
     series: str = "transport.kind",
-    panels: Sequence[Tuple[str, str, str]] = PFABRIC_PANELS,
-    reference: Optional[Mapping[str, Sequence[Tuple[float, float]]]] = None,
+    panels: Sequence[tuple[str, str, str]] = PFABRIC_PANELS,
+    reference: Optional[Mapping[str, Sequence[tuple[float, float]]]] = None,
     path=None,
     title: Optional[str] = None,
-    bands: Optional[Mapping[str, Tuple[Sequence[float], Sequence[float], Sequence[float], str]]] = None,
+    bands: Optional[Mapping[str, tuple[Sequence[float], Sequence[float], Sequence[float], str]]] = None,
     xlabel: str = "load",
     ylabel: str = "normalized FCT",
     xlog: bool = False,
@@ -147,7 +155,7 @@ def normalized_fct_vs_load(
     return _finish(fig, path)
 
 
-def fct_cdf(results: ResultsLike, path=None, bucket: Optional[Tuple[float, float]] = None, title: Optional[str] = None):
+def fct_cdf(results: ResultsLike, path=None, bucket: Optional[tuple[float, float]] = None, title: Optional[str] = None):
     """Empirical CDF of flow-completion times (log x), optionally for sizes in (lo, hi]."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -169,13 +177,15 @@ def fct_cdf(results: ResultsLike, path=None, bucket: Optional[Tuple[float, float
     return _finish(fig, path)
 
 
-def queue_occupancy(result: Result, ports: Optional[Iterable[int]] = None, top: int = 4, path=None, title: Optional[str] = None):
+def queue_occupancy(
+    result: Result, ports: Optional[Iterable[int]] = None, top: int = 4, path=None, title: Optional[str] = None
+):
     """Queue bytes over time for the given ports (default: the ``top`` ports with the largest maximum).
     Needs ``output.queue_sample`` in the experiment."""
     plt = _plt()
     q = result.queues
     if q.empty:
-        raise ValueError(f"{result.dir} has no queue samples: set output.queue_sample (e.g. \"10us\") in the experiment")
+        raise ValueError(f'{result.dir} has no queue samples: set output.queue_sample (e.g. "10us") in the experiment')
     p = result.ports.set_index("port_id")
     if ports is None:
         ports = q.groupby("port_id")["bytes"].max().nlargest(top).index.tolist()

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Dict, Optional, Sequence
+from typing import Optional
 
 import pandas as pd
 
@@ -32,18 +33,29 @@ PFABRIC_BASE = {
 
 # pFabric Table 1, as override sets on PFABRIC_BASE. With spraying, the ns-2 setup disabled
 # duplicate-ACK fast retransmit for every scheme (reordering would trigger it), which we follow.
-PFABRIC_SCHEMES: Dict[str, dict] = {
+PFABRIC_SCHEMES: dict[str, dict] = {
     "pFabric": {"switch.queue": "pfabric", "switch.buffer": "36KB", "transport.kind": "pfabric"},
-    "TCP-DropTail": {"switch.buffer": "225KB", "transport.kind": "tcp", "transport.init_cwnd": 12,
-                     "transport.min_rto": "200us", "transport.fast_retransmit": False},
-    "DCTCP": {"switch.buffer": "225KB", "switch.ecn_threshold": "22.5KB", "transport.kind": "dctcp",
-              "transport.init_cwnd": 12, "transport.min_rto": "200us", "transport.fast_retransmit": False,
-              "transport.dctcp_g": 0.0625},
+    "TCP-DropTail": {
+        "switch.buffer": "225KB",
+        "transport.kind": "tcp",
+        "transport.init_cwnd": 12,
+        "transport.min_rto": "200us",
+        "transport.fast_retransmit": False,
+    },
+    "DCTCP": {
+        "switch.buffer": "225KB",
+        "switch.ecn_threshold": "22.5KB",
+        "transport.kind": "dctcp",
+        "transport.init_cwnd": 12,
+        "transport.min_rto": "200us",
+        "transport.fast_retransmit": False,
+        "transport.dctcp_g": 0.0625,
+    },
     "Ideal": {"transport.kind": "ideal"},
 }
 
 # pFabric-EDF (§5.4.2): two 36 KB buffers per port, the deadline one served first; deadline priorities.
-PFABRIC_DEADLINE_SCHEMES: Dict[str, dict] = {
+PFABRIC_DEADLINE_SCHEMES: dict[str, dict] = {
     "pFabric-EDF": {**PFABRIC_SCHEMES["pFabric"], "switch.pfabric_queues": 2, "transport.priority": "deadline"},
     **{k: v for k, v in PFABRIC_SCHEMES.items() if k != "Ideal"},
 }
@@ -52,7 +64,7 @@ PFABRIC_DEADLINE_SCHEMES: Dict[str, dict] = {
 # classes by size (the paper does not say which transport; with TCP instead, small flows time out behind
 # full shared buffers — docs/pfabric.md); every port has a 225 KB buffer with 15 KB reserved per class.
 _PQ = {**PFABRIC_SCHEMES["DCTCP"], "switch.class_reserve": "15KB"}
-PFABRIC_QUEUE_SCHEMES: Dict[str, dict] = {
+PFABRIC_QUEUE_SCHEMES: dict[str, dict] = {
     "2 queues": {**_PQ, "transport.class_thresholds": "optimal", "transport.classes": 2},
     "4 queues": {**_PQ, "transport.class_thresholds": "optimal", "transport.classes": 4},
     "8 queues": {**_PQ, "transport.class_thresholds": "optimal", "transport.classes": 8},
@@ -61,28 +73,81 @@ PFABRIC_QUEUE_SCHEMES: Dict[str, dict] = {
 
 SCALES = {
     # 8 loads x 2 workloads x 4 schemes; the paper's scripts used 100 000 flows per point.
-    "full": {"workloads": ["websearch", "datamining"], "loads": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8], "flows": 20000,
-             "deadline_means": ["100us", "200us", "500us", "1ms", "10ms", "100ms"], "queue_loads": [0.2, 0.4, 0.6, 0.8]},
-    "small": {"workloads": ["websearch"], "loads": [0.3, 0.6], "flows": 400,
-              "deadline_means": ["100us", "1ms"], "queue_loads": [0.6]},
+    "full": {
+        "workloads": ["websearch", "datamining"],
+        "loads": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8],
+        "flows": 20000,
+        "deadline_means": ["100us", "200us", "500us", "1ms", "10ms", "100ms"],
+        "queue_loads": [0.2, 0.4, 0.6, 0.8],
+    },
+    "small": {
+        "workloads": ["websearch"],
+        "loads": [0.3, 0.6],
+        "flows": 400,
+        "deadline_means": ["100us", "1ms"],
+        "queue_loads": [0.6],
+    },
 }
 PARTS = ("main", "deadlines", "queues")
 
 # What the paper states (pFabric §5.4), as (scheme, bucket, statistic, reference scheme, low, high): the
 # ratio scheme/reference of the statistic must lie in [low, high] at every load.
 PFABRIC_TARGETS = [
-    ("websearch", "pFabric", "(0,100KB]", "slowdown_mean", "Ideal", 1.013, 1.134, "small flows: pFabric mean within 1.3–13.4 % of Ideal"),
-    ("websearch", "pFabric", "(0,100KB]", "slowdown_p99", "Ideal", 1.033, 1.29, "small flows: pFabric p99 within 3.3–29 % of Ideal"),
-    ("websearch", "DCTCP", "(0,100KB]", "slowdown_mean", "pFabric", 2.5, 4.0, "small flows: DCTCP mean 2.5–4× pFabric's"),
+    (
+        "websearch",
+        "pFabric",
+        "(0,100KB]",
+        "slowdown_mean",
+        "Ideal",
+        1.013,
+        1.134,
+        "small flows: pFabric mean within 1.3–13.4 % of Ideal",
+    ),
+    (
+        "websearch",
+        "pFabric",
+        "(0,100KB]",
+        "slowdown_p99",
+        "Ideal",
+        1.033,
+        1.29,
+        "small flows: pFabric p99 within 3.3–29 % of Ideal",
+    ),
+    (
+        "websearch",
+        "DCTCP",
+        "(0,100KB]",
+        "slowdown_mean",
+        "pFabric",
+        2.5,
+        4.0,
+        "small flows: DCTCP mean 2.5–4× pFabric's",
+    ),
     ("websearch", "DCTCP", "(0,100KB]", "slowdown_p99", "pFabric", 3.0, 4.0, "small flows: DCTCP p99 3–4× pFabric's"),
-    ("websearch", "pFabric", "all", "slowdown_mean", "Ideal", 1.007, 1.178, "all flows: pFabric mean within 0.7–17.8 % of Ideal"),
+    (
+        "websearch",
+        "pFabric",
+        "all",
+        "slowdown_mean",
+        "Ideal",
+        1.007,
+        1.178,
+        "all flows: pFabric mean within 0.7–17.8 % of Ideal",
+    ),
 ]
 
 
-def pfabric(out: os.PathLike | str = "results/reproduce-pfabric", scale: str = "small", workers: Optional[int] = None,
-            backend: str = "local", scheduler: Optional[str] = None, flows: Optional[int] = None,
-            loads: Optional[Sequence[float]] = None, progress: bool = True,
-            parts: Sequence[str] = PARTS) -> pd.DataFrame:
+def pfabric(
+    out: os.PathLike | str = "results/reproduce-pfabric",
+    scale: str = "small",
+    workers: Optional[int] = None,
+    backend: str = "local",
+    scheduler: Optional[str] = None,
+    flows: Optional[int] = None,
+    loads: Optional[Sequence[float]] = None,
+    progress: bool = True,
+    parts: Sequence[str] = PARTS,
+) -> pd.DataFrame:
     """Run the pFabric reproduction and return the combined per-bucket summary (one row per scheme,
     workload, load and bucket, plus a ``part`` column). Figures and target checks are written to ``out``.
 
@@ -101,54 +166,111 @@ def pfabric(out: os.PathLike | str = "results/reproduce-pfabric", scale: str = "
     frames = []
     checks: list = []
     if "main" in parts:
-        summary = _schemes(PFABRIC_SCHEMES, out, {"workload[0].cdf": cfg["workloads"], "workload[0].load": cfg["loads"]},
-                           {"workload[0].flows": cfg["flows"]}, run)
+        summary = _schemes(
+            PFABRIC_SCHEMES,
+            out,
+            {"workload[0].cdf": cfg["workloads"], "workload[0].load": cfg["loads"]},
+            {"workload[0].flows": cfg["flows"]},
+            run,
+        )
         for wl in cfg["workloads"]:
             s = summary[summary["workload"] == wl]
-            plots.normalized_fct_vs_load(s, x="load", series="scheme", panels=[("all", "slowdown_mean", "overall average")],
-                                         path=out / f"{wl}-overall.png", title=f"pFabric Fig. 7 ({wl})")
-            plots.normalized_fct_vs_load(s, x="load", series="scheme", panels=plots.PFABRIC_PANELS[:3],
-                                         path=out / f"{wl}-breakdown.png", title=f"pFabric Figs. 8–9 ({wl})",
-                                         bands=_bands(s, wl))
+            plots.normalized_fct_vs_load(
+                s,
+                x="load",
+                series="scheme",
+                panels=[("all", "slowdown_mean", "overall average")],
+                path=out / f"{wl}-overall.png",
+                title=f"pFabric Fig. 7 ({wl})",
+            )
+            plots.normalized_fct_vs_load(
+                s,
+                x="load",
+                series="scheme",
+                panels=plots.PFABRIC_PANELS[:3],
+                path=out / f"{wl}-breakdown.png",
+                title=f"pFabric Figs. 8–9 ({wl})",
+                bands=_bands(s, wl),
+            )
         checks += check_targets(summary)
         frames.append(summary.assign(part="main"))
     if "deadlines" in parts:
-        d = _schemes(PFABRIC_DEADLINE_SCHEMES, out / "deadlines",
-                     {"workload[0].cdf": cfg["workloads"], "workload[0].deadline_mean": cfg["deadline_means"]},
-                     {"workload[0].flows": cfg["flows"], "workload[0].load": 0.6}, run)
+        d = _schemes(
+            PFABRIC_DEADLINE_SCHEMES,
+            out / "deadlines",
+            {"workload[0].cdf": cfg["workloads"], "workload[0].deadline_mean": cfg["deadline_means"]},
+            {"workload[0].flows": cfg["flows"], "workload[0].load": 0.6},
+            run,
+        )
         d["deadline_mean_us"] = d["workload[0].deadline_mean"].map(_micros)
         for wl in cfg["workloads"]:
             s = d[d["workload"] == wl]
             plots.normalized_fct_vs_load(
-                s, x="deadline_mean_us", series="scheme", xlog=True, xlabel="mean deadline (µs)",
+                s,
+                x="deadline_mean_us",
+                series="scheme",
+                xlog=True,
+                xlabel="mean deadline (µs)",
                 panels=[("all", "application_throughput", "deadline flows: application throughput")],
-                ylabel="fraction of deadlines met", path=out / f"{wl}-deadlines.png",
+                ylabel="fraction of deadlines met",
+                path=out / f"{wl}-deadlines.png",
                 reference={"deadline flows: application throughput": [(100, 0.989)]} if wl == "websearch" else None,
-                title=f"pFabric Fig. 10 ({wl}, load 0.6)")
+                title=f"pFabric Fig. 10 ({wl}, load 0.6)",
+            )
             plots.normalized_fct_vs_load(
-                s, x="deadline_mean_us", series="scheme", xlog=True, xlabel="mean deadline (µs)",
+                s,
+                x="deadline_mean_us",
+                series="scheme",
+                xlog=True,
+                xlabel="mean deadline (µs)",
                 panels=[("all", "other_slowdown_mean", "flows without deadlines: average")],
-                path=out / f"{wl}-deadlines-other.png", title=f"pFabric Fig. 11 ({wl}, load 0.6)")
+                path=out / f"{wl}-deadlines-other.png",
+                title=f"pFabric Fig. 11 ({wl}, load 0.6)",
+            )
         checks += check_deadline_targets(d)
         frames.append(d.assign(part="deadlines", load=0.6))
     if "queues" in parts:
-        q = _schemes(PFABRIC_QUEUE_SCHEMES, out / "queues", {"workload[0].load": cfg["queue_loads"]},
-                     {"workload[0].flows": cfg["flows"], "workload[0].cdf": "websearch"}, run)
+        q = _schemes(
+            PFABRIC_QUEUE_SCHEMES,
+            out / "queues",
+            {"workload[0].load": cfg["queue_loads"]},
+            {"workload[0].flows": cfg["flows"], "workload[0].cdf": "websearch"},
+            run,
+        )
         q["workload"] = "websearch"
         if "main" in parts:  # pFabric and DCTCP (one class) on the same arrivals, for reference
-            ref = summary[(summary["workload"] == "websearch") & summary["scheme"].isin(["pFabric", "DCTCP"])
-                          & summary["load"].isin(cfg["queue_loads"])]
+            ref = summary[
+                (summary["workload"] == "websearch")
+                & summary["scheme"].isin(["pFabric", "DCTCP"])
+                & summary["load"].isin(cfg["queue_loads"])
+            ]
             q = pd.concat([q, ref], ignore_index=True)
         for name, panels, f in (
-            ("Fig. 23(a,b)", [("all", "slowdown_mean", "(a) overall average"),
-                              ("(0,100KB]", "slowdown_p99", "(b) (0, 100KB]: 99th percentile")], "queues.png"),
+            (
+                "Fig. 23(a,b)",
+                [
+                    ("all", "slowdown_mean", "(a) overall average"),
+                    ("(0,100KB]", "slowdown_p99", "(b) (0, 100KB]: 99th percentile"),
+                ],
+                "queues.png",
+            ),
         ):
-            plots.normalized_fct_vs_load(q, x="load", series="scheme", panels=panels, path=out / f"websearch-{f}",
-                                         title=f"pFabric {name}: commodity priority queues (web search)")
-        plots.normalized_fct_vs_load(q[q["scheme"].isin(["4 queues", "4 queues, equal split"])], x="load", series="scheme",
-                                     panels=[("all", "slowdown_mean", "(c) 4 queues: overall average")],
-                                     path=out / "websearch-queues-thresholds.png",
-                                     title="pFabric Fig. 23(c): optimized vs equal-split thresholds")
+            plots.normalized_fct_vs_load(
+                q,
+                x="load",
+                series="scheme",
+                panels=panels,
+                path=out / f"websearch-{f}",
+                title=f"pFabric {name}: commodity priority queues (web search)",
+            )
+        plots.normalized_fct_vs_load(
+            q[q["scheme"].isin(["4 queues", "4 queues, equal split"])],
+            x="load",
+            series="scheme",
+            panels=[("all", "slowdown_mean", "(c) 4 queues: overall average")],
+            path=out / "websearch-queues-thresholds.png",
+            title="pFabric Fig. 23(c): optimized vs equal-split thresholds",
+        )
         checks += check_queue_targets(q)
         frames.append(q.assign(part="queues"))
     combined = pd.concat(frames, ignore_index=True)
@@ -158,7 +280,7 @@ def pfabric(out: os.PathLike | str = "results/reproduce-pfabric", scale: str = "
     return combined
 
 
-def _schemes(schemes: Dict[str, dict], out: Path, grid: dict, fixed: dict, run: dict) -> pd.DataFrame:
+def _schemes(schemes: dict[str, dict], out: Path, grid: dict, fixed: dict, run: dict) -> pd.DataFrame:
     """One sweep per scheme over ``grid``; their summaries stacked with a ``scheme`` column."""
     parts = []
     for name, overrides in schemes.items():
@@ -168,7 +290,9 @@ def _schemes(schemes: Dict[str, dict], out: Path, grid: dict, fixed: dict, run: 
         s = res.summary
         s["scheme"] = name
         parts.append(s)
-    return pd.concat(parts, ignore_index=True).rename(columns={"workload[0].cdf": "workload", "workload[0].load": "load"})
+    return pd.concat(parts, ignore_index=True).rename(
+        columns={"workload[0].cdf": "workload", "workload[0].load": "load"}
+    )
 
 
 def _micros(v: str) -> float:
@@ -183,13 +307,21 @@ def _bands(s: pd.DataFrame, workload: str) -> dict:
     """The paper's ranges relative to the Ideal, drawn as bands around the Ideal's curve."""
     ideal = s[s["scheme"] == "Ideal"]
     bands = {}
-    for wl, scheme, bucket, stat, ref, lo, hi, label in PFABRIC_TARGETS:
+    for wl, scheme, bucket, stat, ref, lo, hi, _label in PFABRIC_TARGETS:
         if wl != workload or ref != "Ideal" or scheme != "pFabric":
             continue
-        title = {("(0,100KB]", "slowdown_mean"): "(0, 100KB]: average", ("(0,100KB]", "slowdown_p99"): "(0, 100KB]: 99th percentile"}.get((bucket, stat))
+        title = {
+            ("(0,100KB]", "slowdown_mean"): "(0, 100KB]: average",
+            ("(0,100KB]", "slowdown_p99"): "(0, 100KB]: 99th percentile",
+        }.get((bucket, stat))
         if title:
             r = ideal[ideal["bucket"] == bucket].groupby("load")[stat].mean().sort_index()
-            bands[title] = (list(r.index), list(r.values * lo), list(r.values * hi), f"paper: pFabric {lo:.3f}–{hi:.2f}× Ideal")
+            bands[title] = (
+                list(r.index),
+                list(r.values * lo),
+                list(r.values * hi),
+                f"paper: pFabric {lo:.3f}–{hi:.2f}× Ideal",
+            )
     return bands
 
 
@@ -201,8 +333,17 @@ def check_targets(summary: pd.DataFrame) -> list:
         b = s[s["scheme"] == ref].groupby("load")[stat].mean()
         for load in sorted(set(a.index) & set(b.index)):
             ratio = float(a[load] / b[load])
-            rows.append({"workload": wl, "target": label, "load": load, "ratio": round(ratio, 4), "low": lo, "high": hi,
-                         "within": bool(lo <= ratio <= hi)})
+            rows.append(
+                {
+                    "workload": wl,
+                    "target": label,
+                    "load": load,
+                    "ratio": round(ratio, 4),
+                    "low": lo,
+                    "high": hi,
+                    "within": bool(lo <= ratio <= hi),
+                }
+            )
     return rows
 
 
@@ -218,11 +359,22 @@ def check_deadline_targets(d: pd.DataFrame) -> list:
     rows = []
     all_rows = d[d["bucket"] == "all"]
     for wl, scheme, mean_us, paper, tol, label in PFABRIC_DEADLINE_TARGETS:
-        s = all_rows[(all_rows["workload"] == wl) & (all_rows["scheme"] == scheme) & (all_rows["deadline_mean_us"] == mean_us)]
+        s = all_rows[
+            (all_rows["workload"] == wl) & (all_rows["scheme"] == scheme) & (all_rows["deadline_mean_us"] == mean_us)
+        ]
         if len(s):
             v = float(s["application_throughput"].mean())
-            rows.append({"workload": wl, "target": label, "load": 0.6, "ratio": round(v, 4), "low": paper - tol,
-                         "high": min(1.0, paper + tol), "within": bool(abs(v - paper) <= tol)})
+            rows.append(
+                {
+                    "workload": wl,
+                    "target": label,
+                    "load": 0.6,
+                    "ratio": round(v, 4),
+                    "low": paper - tol,
+                    "high": min(1.0, paper + tol),
+                    "within": bool(abs(v - paper) <= tol),
+                }
+            )
     return rows
 
 
@@ -239,20 +391,41 @@ def check_queue_targets(q: pd.DataFrame) -> list:
             continue
         if load >= 0.8:
             r = float(opt / eq)
-            rows.append({"workload": "websearch", "target": "4 queues: optimized thresholds > 30 % below equal split",
-                         "load": load, "ratio": round(r, 4), "low": 0.0, "high": 0.7, "within": bool(r < 0.7)})
+            rows.append(
+                {
+                    "workload": "websearch",
+                    "target": "4 queues: optimized thresholds > 30 % below equal split",
+                    "load": load,
+                    "ratio": round(r, 4),
+                    "low": 0.0,
+                    "high": 0.7,
+                    "within": bool(r < 0.7),
+                }
+            )
         try:
             two, four, eight = a[("2 queues", load)], a[("4 queues", load)], a[("8 queues", load)]
         except KeyError:
             continue
         r = float(max(eight / four, four / two))
-        rows.append({"workload": "websearch", "target": "more queues never worse (max of 8q/4q, 4q/2q)", "load": load,
-                     "ratio": round(r, 4), "low": 0.0, "high": 1.05, "within": bool(r <= 1.05)})
+        rows.append(
+            {
+                "workload": "websearch",
+                "target": "more queues never worse (max of 8q/4q, 4q/2q)",
+                "load": load,
+                "ratio": round(r, 4),
+                "low": 0.0,
+                "high": 1.05,
+                "within": bool(r <= 1.05),
+            }
+        )
     return rows
 
 
 def _targets_md(rows: list) -> str:
     lines = ["| workload | target | load | measured | paper range | within |", "|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['workload']} | {r['target']} | {r['load']} | {r['ratio']:.3f} | {r['low']:.3g}–{r['high']:.3g} | {'yes' if r['within'] else 'NO'} |")
+        lines.append(
+            f"| {r['workload']} | {r['target']} | {r['load']} | {r['ratio']:.3f} | "
+            f"{r['low']:.3g}–{r['high']:.3g} | {'yes' if r['within'] else 'NO'} |"
+        )
     return "\n".join(lines) + "\n"

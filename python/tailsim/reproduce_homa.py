@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Dict, Mapping, Optional, Sequence
+from typing import Optional
 
 import pandas as pd
 
@@ -38,7 +39,7 @@ HOMA_WORKLOADS = [f"homa-thesis-w{i}" for i in range(1, 8)]
 
 # The comparison transports on the same fabric. pFabric as in its paper (36 KB pFabric queues on every port,
 # its rate control, spraying — which homa-144 already uses); the thesis ran pFabric in its own simulator.
-HOMA_SCHEMES: Dict[str, dict] = {
+HOMA_SCHEMES: dict[str, dict] = {
     "Homa": {},
     "pFabric": PFABRIC_SCHEMES["pFabric"],
     # The thesis's other baselines (§6.1; docs/phost.md, docs/pias.md, docs/ndp.md), each with its defaults.
@@ -56,33 +57,69 @@ SCHEME_LOADS = {"NDP": [0.7, 0.5], "pHost": [0.6, 0.5]}
 # Messages per point (main part): heavier workloads need fewer messages for the same simulated time.
 # ``overcommit``/``maxload``: the arrival window per point, and the search's settings.
 HOMA_SCALES = {
-    "full": {"workloads": HOMA_WORKLOADS, "loads": [0.8, 0.5],
-             "schemes": ["Homa", "pFabric", "pHost", "PIAS", "PIAS (size-aware)", "NDP"],
-             "maxload_schemes": ["Homa", "pFabric", "pHost", "PIAS", "NDP"],
-             "flows": {"homa-thesis-w1": 4_000_000, "homa-thesis-w2": 2_000_000, "homa-thesis-w3": 1_000_000,
-                       "homa-thesis-w4": 1_000_000, "homa-thesis-w5": 200_000, "homa-thesis-w6": 200_000,
-                       "homa-thesis-w7": 20_000},
-             "overcommit_loads": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], "overcommit_window": "1s",
-             # Windows long against the time the largest messages take under SRPT (docs/homa.md): 200 ms for
-             # the light tails (W2 3.5 MB, W3 0.3 MB, W5 1 MB), 1 s for W4 (15 MB), W6 (10 MB), W7 (29 MB).
-             "maxload_workloads": HOMA_WORKLOADS, "maxload_resolution": 0.02,
-             "maxload_window": {"homa-thesis-w1": "50ms", "homa-thesis-w2": "200ms", "homa-thesis-w3": "200ms",
-                                "homa-thesis-w4": "1s", "homa-thesis-w5": "200ms", "homa-thesis-w6": "1s",
-                                "homa-thesis-w7": "1s"}},
+    "full": {
+        "workloads": HOMA_WORKLOADS,
+        "loads": [0.8, 0.5],
+        "schemes": ["Homa", "pFabric", "pHost", "PIAS", "PIAS (size-aware)", "NDP"],
+        "maxload_schemes": ["Homa", "pFabric", "pHost", "PIAS", "NDP"],
+        "flows": {
+            "homa-thesis-w1": 4_000_000,
+            "homa-thesis-w2": 2_000_000,
+            "homa-thesis-w3": 1_000_000,
+            "homa-thesis-w4": 1_000_000,
+            "homa-thesis-w5": 200_000,
+            "homa-thesis-w6": 200_000,
+            "homa-thesis-w7": 20_000,
+        },
+        "overcommit_loads": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
+        "overcommit_window": "1s",
+        # Windows long against the time the largest messages take under SRPT (docs/homa.md): 200 ms for
+        # the light tails (W2 3.5 MB, W3 0.3 MB, W5 1 MB), 1 s for W4 (15 MB), W6 (10 MB), W7 (29 MB).
+        "maxload_workloads": HOMA_WORKLOADS,
+        "maxload_resolution": 0.02,
+        "maxload_window": {
+            "homa-thesis-w1": "50ms",
+            "homa-thesis-w2": "200ms",
+            "homa-thesis-w3": "200ms",
+            "homa-thesis-w4": "1s",
+            "homa-thesis-w5": "200ms",
+            "homa-thesis-w6": "1s",
+            "homa-thesis-w7": "1s",
+        },
+    },
     # Every workload and scheme at 1/20 of the full message counts: the comparison in about half an hour.
-    "medium": {"workloads": HOMA_WORKLOADS, "loads": [0.8, 0.5],
-               "schemes": ["Homa", "pFabric", "pHost", "PIAS", "PIAS (size-aware)", "NDP"],
-               "maxload_schemes": ["Homa", "pFabric", "pHost", "PIAS", "NDP"],
-               "flows": {"homa-thesis-w1": 200_000, "homa-thesis-w2": 100_000, "homa-thesis-w3": 50_000,
-                         "homa-thesis-w4": 50_000, "homa-thesis-w5": 10_000, "homa-thesis-w6": 10_000,
-                         "homa-thesis-w7": 5_000},
-               "overcommit_loads": [0.5, 0.6, 0.7, 0.8, 0.9], "overcommit_window": "100ms",
-               "maxload_workloads": ["homa-thesis-w1"], "maxload_window": "1ms", "maxload_resolution": 0.02},
-    "small": {"workloads": ["homa-thesis-w1", "homa-thesis-w4"], "loads": [0.8],
-              "schemes": ["Homa", "pFabric", "pHost", "PIAS", "NDP"], "maxload_schemes": ["Homa", "pHost"],
-              "flows": {"homa-thesis-w1": 40_000, "homa-thesis-w4": 20_000},
-              "overcommit_loads": [0.5, 0.8], "overcommit_window": "4ms",
-              "maxload_workloads": ["homa-thesis-w1"], "maxload_window": "0.3ms", "maxload_resolution": 0.1},
+    "medium": {
+        "workloads": HOMA_WORKLOADS,
+        "loads": [0.8, 0.5],
+        "schemes": ["Homa", "pFabric", "pHost", "PIAS", "PIAS (size-aware)", "NDP"],
+        "maxload_schemes": ["Homa", "pFabric", "pHost", "PIAS", "NDP"],
+        "flows": {
+            "homa-thesis-w1": 200_000,
+            "homa-thesis-w2": 100_000,
+            "homa-thesis-w3": 50_000,
+            "homa-thesis-w4": 50_000,
+            "homa-thesis-w5": 10_000,
+            "homa-thesis-w6": 10_000,
+            "homa-thesis-w7": 5_000,
+        },
+        "overcommit_loads": [0.5, 0.6, 0.7, 0.8, 0.9],
+        "overcommit_window": "100ms",
+        "maxload_workloads": ["homa-thesis-w1"],
+        "maxload_window": "1ms",
+        "maxload_resolution": 0.02,
+    },
+    "small": {
+        "workloads": ["homa-thesis-w1", "homa-thesis-w4"],
+        "loads": [0.8],
+        "schemes": ["Homa", "pFabric", "pHost", "PIAS", "NDP"],
+        "maxload_schemes": ["Homa", "pHost"],
+        "flows": {"homa-thesis-w1": 40_000, "homa-thesis-w4": 20_000},
+        "overcommit_loads": [0.5, 0.8],
+        "overcommit_window": "4ms",
+        "maxload_workloads": ["homa-thesis-w1"],
+        "maxload_window": "0.3ms",
+        "maxload_resolution": 0.1,
+    },
 }
 PARTS = ("main", "overcommit", "maxload")
 
@@ -95,10 +132,17 @@ HOMA_TABLE_6_1 = {
 
 # Ch. 5: W6 with k = 1 saturates at ~63 % load, with 7 scheduled levels at ~90 % (Fig. 5.4 text). Fig. 6.3:
 # maximum sustainable load, Homa 89–92 %, pFabric 75–87 % (per-workload bars are not in the text).
-OVERCOMMIT_TARGETS = {1: (0.58, 0.68, "W6, monogamous grants (k = 1): saturates at ~63 % load"),
-                      7: (0.85, 0.95, "W6, 7 scheduled levels (k = 7): ~90 % load")}
-MAXLOAD_TARGETS = {"Homa": (0.89, 0.92), "pFabric": (0.75, 0.87), "PIAS": (0.81, 0.85), "pHost": (0.58, 0.73),
-                   "NDP": (0.70, 0.76)}
+OVERCOMMIT_TARGETS = {
+    1: (0.58, 0.68, "W6, monogamous grants (k = 1): saturates at ~63 % load"),
+    7: (0.85, 0.95, "W6, 7 scheduled levels (k = 7): ~90 % load"),
+}
+MAXLOAD_TARGETS = {
+    "Homa": (0.89, 0.92),
+    "pFabric": (0.75, 0.87),
+    "PIAS": (0.81, 0.85),
+    "pHost": (0.58, 0.73),
+    "NDP": (0.70, 0.76),
+}
 # Workloads a scheme's max-load target applies to (NDP was measured on W7 only: "73 %").
 MAXLOAD_TARGET_WORKLOADS = {"NDP": {"homa-thesis-w7"}}
 # §6.2, short-message p99 slowdown against Homa's at 80 % (each baseline at the load it ran at): "PIAS and
@@ -106,16 +150,27 @@ MAXLOAD_TARGET_WORKLOADS = {"NDP": {"homa-thesis-w7"}}
 # times", while "PIAS ≈ Homa for small messages in W3, W4" — so PIAS's 1.5–4× holds for W1 and W2.
 BASELINE_TAIL_TARGETS = {
     "pHost": {f"homa-thesis-w{i}": (1.5, 4.0) for i in range(1, 5)},
-    "PIAS": {"homa-thesis-w1": (1.5, 4.0), "homa-thesis-w2": (1.5, 4.0),
-             "homa-thesis-w3": (0.8, 1.25), "homa-thesis-w4": (0.8, 1.25)},
+    "PIAS": {
+        "homa-thesis-w1": (1.5, 4.0),
+        "homa-thesis-w2": (1.5, 4.0),
+        "homa-thesis-w3": (0.8, 1.25),
+        "homa-thesis-w4": (0.8, 1.25),
+    },
 }
 # §6.2: NDP on W7 at 70 % load wastes 27 % of the receivers' bandwidth.
 NDP_WASTED = (0.22, 0.32)
 
 
-def homa(out: os.PathLike | str = "results/reproduce-homa", scale: str = "small", workers: Optional[int] = None,
-         backend: str = "local", scheduler: Optional[str] = None, flows: Optional[int] = None,
-         progress: bool = True, parts: Sequence[str] = PARTS) -> pd.DataFrame:
+def homa(
+    out: os.PathLike | str = "results/reproduce-homa",
+    scale: str = "small",
+    workers: Optional[int] = None,
+    backend: str = "local",
+    scheduler: Optional[str] = None,
+    flows: Optional[int] = None,
+    progress: bool = True,
+    parts: Sequence[str] = PARTS,
+) -> pd.DataFrame:
     """Run the parts of the Homa reproduction (see the module's docstring) and return the main part's
     per-point metrics (empty when ``main`` is not among ``parts``). Writes figures, ``metrics.parquet``,
     ``overcommit.parquet``, ``maxload.parquet`` and the target checks (``targets.md``/``targets.json``)."""
@@ -136,8 +191,14 @@ def homa(out: os.PathLike | str = "results/reproduce-homa", scale: str = "small"
         oc.to_parquet(out / "overcommit.parquet", index=False)
         checks += check_overcommit_targets(oc)
     if "maxload" in parts:
-        ml = maxload(out / "maxload", cfg["maxload_workloads"], cfg["maxload_schemes"], cfg["maxload_window"],
-                     cfg["maxload_resolution"], **run)
+        ml = maxload(
+            out / "maxload",
+            cfg["maxload_workloads"],
+            cfg["maxload_schemes"],
+            cfg["maxload_window"],
+            cfg["maxload_resolution"],
+            **run,
+        )
         ml.to_parquet(out / "maxload.parquet", index=False)
         checks += check_maxload_targets(ml)
     (out / "targets.json").write_text(json.dumps(checks, indent=1))
@@ -149,12 +210,17 @@ def _main(cfg: dict, out: Path, flows: Optional[int], run: dict) -> pd.DataFrame
     rows = []
     for wl in cfg["workloads"]:
         n = flows or cfg["flows"][wl]
-        curves: Dict[tuple, "_Steady"] = {}
+        curves: dict[tuple, _Steady] = {}
         for scheme in cfg["schemes"]:
             # A scheme with loads of its own runs its stand-ins for the scale's loads (80 % first).
             loads = SCHEME_LOADS.get(scheme, cfg["loads"])[: len(cfg["loads"])]
-            res = sweep(HOMA_BASE, {"workload[0].load": loads}, out / wl / scheme,
-                        set={**HOMA_SCHEMES[scheme], "workload[0].cdf": wl, "workload[0].flows": n}, **run)
+            res = sweep(
+                HOMA_BASE,
+                {"workload[0].load": loads},
+                out / wl / scheme,
+                set={**HOMA_SCHEMES[scheme], "workload[0].cdf": wl, "workload[0].flows": n},
+                **run,
+            )
             if res.failed:
                 raise RuntimeError(f"{wl}, {scheme}: failed points: {res.failed}")
             for p in res.params.itertuples():
@@ -167,14 +233,15 @@ def _main(cfg: dict, out: Path, flows: Optional[int], run: dict) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
-def _plot_spectrum(curves: Dict[tuple, "_Steady"], path: Path, workload: str) -> None:
+def _plot_spectrum(curves: dict[tuple, _Steady], path: Path, workload: str) -> None:
     """Fig. 6.1's layout: p99 slowdown against message size (x linear in the cumulative fraction of messages),
     one line per scheme; left each scheme at its high load (80 %, or its stand-in), right at 50 %."""
     import numpy as np
+
     plt = plots._plt()
-    high = {sch: max(l for (s2, l) in curves if s2 == sch) for sch, _ in curves}
+    high = {sch: max(ld for (s2, ld) in curves if s2 == sch) for sch, _ in curves}
     panels = [("high load (80 %; pHost 60 %, NDP 70 %)", {k: v for k, v in curves.items() if k[1] == high[k[0]]})]
-    if any(l == 0.5 and l != high[sch] for sch, l in curves):
+    if any(ld == 0.5 and ld != high[sch] for sch, ld in curves):
         panels.append(("50 % load", {k: v for k, v in curves.items() if k[1] == 0.5 and k[1] != high[k[0]]}))
     fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.6), squeeze=False, sharey=True)
     ref = next(iter(curves.values())).flows
@@ -194,8 +261,11 @@ def _plot_spectrum(curves: Dict[tuple, "_Steady"], path: Path, workload: str) ->
         ax.axhline(2.2, color="gray", ls=":", lw=1)
     axes[0][0].set_ylabel("p99 slowdown")
     axes[0][0].legend(fontsize=8, loc="upper left")
-    fig.suptitle(f"{workload.replace('homa-thesis-', 'thesis ').upper()}: p99 slowdown by message size "
-                 "(Fig. 6.1; dotted: Homa's 2.2 bound for the shortest half)", fontsize=11)
+    fig.suptitle(
+        f"{workload.replace('homa-thesis-', 'thesis ').upper()}: p99 slowdown by message size "
+        "(Fig. 6.1; dotted: Homa's 2.2 bound for the shortest half)",
+        fontsize=11,
+    )
     plots._finish(fig, path)
 
 
@@ -206,13 +276,13 @@ class _Steady:
         self.summary, self.flows, self.ports = r.summary, flows, r.ports
 
 
-def _steady(r) -> "_Steady":
+def _steady(r) -> _Steady:
     f = r.flows
     cut = f["start_us"].quantile(0.1)
     return _Steady(r, f[f["start_us"] >= cut])
 
 
-def homa_metrics(s: "_Steady", r) -> dict:
+def homa_metrics(s: _Steady, r) -> dict:
     """The thesis's headline numbers for one run: p99 slowdown of the shortest 50 % of messages, the p99
     one-way latency of messages ≤ 100 B, wasted receiver bandwidth, and the queue lengths of Table 6.1 (KB)."""
     f = s.flows[s.flows["finished"]]
@@ -242,16 +312,27 @@ def homa_metrics(s: "_Steady", r) -> dict:
     return out
 
 
-def overcommit(out: os.PathLike | str, loads: Sequence[float], window: str, workload: str = "homa-thesis-w6",
-               ks: Sequence[int] = (1, 7), **run) -> pd.DataFrame:
+def overcommit(
+    out: os.PathLike | str,
+    loads: Sequence[float],
+    window: str,
+    workload: str = "homa-thesis-w6",
+    ks: Sequence[int] = (1, 7),
+    **run,
+) -> pd.DataFrame:
     """Wasted receiver bandwidth against load for each degree of overcommitment k (one unscheduled level, so
     that 7 scheduled levels exist), with the stability judgement of every point; figure ``overcommit.png``."""
     out = Path(out)
     frames = []
     for k in ks:
-        d = stability.load_points(HOMA_BASE, list(loads), out / f"k{k}", duration=window,
-                                  set={"workload[0].cdf": workload, "transport.unscheduled_levels": 1,
-                                       "transport.overcommit": k}, **run)
+        d = stability.load_points(
+            HOMA_BASE,
+            list(loads),
+            out / f"k{k}",
+            duration=window,
+            set={"workload[0].cdf": workload, "transport.unscheduled_levels": 1, "transport.overcommit": k},
+            **run,
+        )
         frames.append(d.assign(k=k, workload=workload, crossing=stability.wasted_crossing(d)))
     oc = pd.concat(frames, ignore_index=True)
     _plot_wasted(oc, out.parent / "overcommit.png", workload)
@@ -262,10 +343,15 @@ def _plot_wasted(oc: pd.DataFrame, path: Path, workload: str) -> None:
     plt = plots._plt()
     fig, ax = plt.subplots(figsize=(6, 4))
     for k, d in oc.groupby("k"):
-        ax.plot(d["load"], d["wasted_bandwidth"], "o-", label=f"k = {k} ({'monogamous' if k == 1 else f'{k} scheduled levels'})")
+        ax.plot(
+            d["load"],
+            d["wasted_bandwidth"],
+            "o-",
+            label=f"k = {k} ({'monogamous' if k == 1 else f'{k} scheduled levels'})",
+        )
     x = [0.0, 1.0]
     ax.plot(x, [1.0, 0.0], "-", color="tab:pink", label="surplus bandwidth (1 − load)")
-    for k, (lo, hi, _) in OVERCOMMIT_TARGETS.items():
+    for lo, hi, _ in OVERCOMMIT_TARGETS.values():
         ax.axvspan(lo, hi, alpha=0.1, color="gray")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
@@ -277,8 +363,14 @@ def _plot_wasted(oc: pd.DataFrame, path: Path, workload: str) -> None:
     plots._finish(fig, path)
 
 
-def maxload(out: os.PathLike | str, workloads: Sequence[str], schemes: Sequence[str], window: "str | Mapping[str, str]",
-            resolution: float, **run) -> pd.DataFrame:
+def maxload(
+    out: os.PathLike | str,
+    workloads: Sequence[str],
+    schemes: Sequence[str],
+    window: str | Mapping[str, str],
+    resolution: float,
+    **run,
+) -> pd.DataFrame:
     """The maximum sustainable load of each scheme on each workload (Fig. 6.3); figure ``maxload.png``.
 
     ``window`` is the arrival window of every probe, or a mapping from workload to window (heavy-tailed
@@ -293,15 +385,32 @@ def maxload(out: os.PathLike | str, workloads: Sequence[str], schemes: Sequence[
     for wl in workloads:
         w = window[wl] if isinstance(window, Mapping) else window
         for scheme in schemes:
-            m = stability.max_load(HOMA_BASE, out / wl / scheme, lo=0.5, hi=0.98, resolution=resolution,
-                                   duration=w, set={**HOMA_SCHEMES[scheme], "workload[0].cdf": wl},
-                                   workers=workers or 2, **run)
+            m = stability.max_load(
+                HOMA_BASE,
+                out / wl / scheme,
+                lo=0.5,
+                hi=0.98,
+                resolution=resolution,
+                duration=w,
+                set={**HOMA_SCHEMES[scheme], "workload[0].cdf": wl},
+                workers=workers or 2,
+                **run,
+            )
             lo, hi = m["bracket"]
             top = m["probes"].sort_values("load").iloc[-1]
             sat = float(top["downlink_utilization"]) if not top["stable"] else float("nan")
-            rows.append({"workload": wl, "scheme": scheme, "max_load": m["max_load"], "unstable_at": hi,
-                         "saturation": sat, "saturation_offered": float(top["load"]),
-                         "probes": len(m["probes"]), "window": w})
+            rows.append(
+                {
+                    "workload": wl,
+                    "scheme": scheme,
+                    "max_load": m["max_load"],
+                    "unstable_at": hi,
+                    "saturation": sat,
+                    "saturation_offered": float(top["load"]),
+                    "probes": len(m["probes"]),
+                    "window": w,
+                }
+            )
     ml = pd.DataFrame(rows).astype({"max_load": float, "unstable_at": float})
     plt = plots._plt()
     fig, ax = plt.subplots(figsize=(7, 3.5))
@@ -333,13 +442,31 @@ def check_baseline_targets(m: pd.DataFrame) -> list:
                 continue
             lo, hi = targets[r.workload]
             ratio = float(r.p99_slowdown_short_half) / float(homa[r.workload])
-            rows.append({"workload": r.workload, "target": f"{scheme} ({r.load:.0%})/Homa (80 %) p99 slowdown, shortest 50 %: {lo:g}–{hi:g}×",
-                         "load": r.load, "ratio": round(ratio, 3), "low": lo, "high": hi, "within": bool(lo <= ratio <= hi)})
+            rows.append(
+                {
+                    "workload": r.workload,
+                    "target": f"{scheme} ({r.load:.0%})/Homa (80 %) p99 slowdown, shortest 50 %: {lo:g}–{hi:g}×",
+                    "load": r.load,
+                    "ratio": round(ratio, 3),
+                    "low": lo,
+                    "high": hi,
+                    "within": bool(lo <= ratio <= hi),
+                }
+            )
     for r in m[(m["scheme"] == "NDP") & (m["workload"] == "homa-thesis-w7") & (m["load"] == 0.7)].itertuples():
         v = float(r.wasted_bandwidth)
         lo, hi = NDP_WASTED
-        rows.append({"workload": r.workload, "target": "NDP wasted receiver bandwidth at 70 %: ≈ 27 %", "load": 0.7,
-                     "ratio": round(v, 3), "low": lo, "high": hi, "within": bool(lo <= v <= hi)})
+        rows.append(
+            {
+                "workload": r.workload,
+                "target": "NDP wasted receiver bandwidth at 70 %: ≈ 27 %",
+                "load": 0.7,
+                "ratio": round(v, 3),
+                "low": lo,
+                "high": hi,
+                "within": bool(lo <= v <= hi),
+            }
+        )
     return rows
 
 
@@ -351,17 +478,44 @@ def check_homa_targets(m: pd.DataFrame) -> list:
     m80 = m[m["load"] == 0.8]
     for r in m80[m80["scheme"] == "Homa"].itertuples():
         v = float(r.p99_slowdown_short_half)
-        rows.append({"workload": r.workload, "target": "p99 slowdown, shortest 50 % of messages ≤ 2.2", "load": 0.8,
-                     "ratio": round(v, 3), "low": 1.0, "high": 2.2, "within": bool(v <= 2.2)})
+        rows.append(
+            {
+                "workload": r.workload,
+                "target": "p99 slowdown, shortest 50 % of messages ≤ 2.2",
+                "load": 0.8,
+                "ratio": round(v, 3),
+                "low": 1.0,
+                "high": 2.2,
+                "within": bool(v <= 2.2),
+            }
+        )
         t = float(r.p99_latency_100B_us)
         if t == t:  # not NaN: the workload has messages ≤ 100 B
-            rows.append({"workload": r.workload, "target": "p99 latency of messages ≤ 100 B: 4–5 µs (4.8 µs)",
-                         "load": 0.8, "ratio": round(t, 3), "low": 4.0, "high": 5.0, "within": bool(4.0 <= t <= 5.0)})
+            rows.append(
+                {
+                    "workload": r.workload,
+                    "target": "p99 latency of messages ≤ 100 B: 4–5 µs (4.8 µs)",
+                    "load": 0.8,
+                    "ratio": round(t, 3),
+                    "low": 4.0,
+                    "high": 5.0,
+                    "within": bool(4.0 <= t <= 5.0),
+                }
+            )
         pf = m80[(m80["scheme"] == "pFabric") & (m80["workload"] == r.workload)]
         if len(pf):
             ratio = v / float(pf["p99_slowdown_short_half"].iloc[0])
-            rows.append({"workload": r.workload, "target": "Homa/pFabric p99 slowdown, shortest 50 %: ≤ 1.05",
-                         "load": 0.8, "ratio": round(ratio, 3), "low": 0.0, "high": 1.05, "within": bool(ratio <= 1.05)})
+            rows.append(
+                {
+                    "workload": r.workload,
+                    "target": "Homa/pFabric p99 slowdown, shortest 50 %: ≤ 1.05",
+                    "load": 0.8,
+                    "ratio": round(ratio, 3),
+                    "low": 0.0,
+                    "high": 1.05,
+                    "within": bool(ratio <= 1.05),
+                }
+            )
     return rows
 
 
@@ -374,8 +528,17 @@ def check_overcommit_targets(oc: pd.DataFrame) -> list:
         c = d["crossing"].iloc[0]
         # No crossing within the sweep: the capacity is above its highest load.
         v = float(c) if c == c and c is not None else float(d["load"].max())
-        rows.append({"workload": d["workload"].iloc[0], "target": f"{text} (wasted = 1 − load)", "load": "sweep",
-                     "ratio": round(v, 3), "low": lo, "high": hi, "within": bool(lo <= v <= hi)})
+        rows.append(
+            {
+                "workload": d["workload"].iloc[0],
+                "target": f"{text} (wasted = 1 − load)",
+                "load": "sweep",
+                "ratio": round(v, 3),
+                "low": lo,
+                "high": hi,
+                "within": bool(lo <= v <= hi),
+            }
+        )
     return rows
 
 
@@ -386,6 +549,15 @@ def check_maxload_targets(ml: pd.DataFrame) -> list:
             continue
         lo, hi = MAXLOAD_TARGETS[r.scheme]
         v = float(r.max_load) if r.max_load is not None else 0.0
-        rows.append({"workload": r.workload, "target": f"{r.scheme} maximum sustainable load {lo:.0%}–{hi:.0%}",
-                     "load": "search", "ratio": round(v, 3), "low": lo, "high": hi, "within": bool(lo <= v <= hi)})
+        rows.append(
+            {
+                "workload": r.workload,
+                "target": f"{r.scheme} maximum sustainable load {lo:.0%}–{hi:.0%}",
+                "load": "search",
+                "ratio": round(v, 3),
+                "low": lo,
+                "high": hi,
+                "within": bool(lo <= v <= hi),
+            }
+        )
     return rows

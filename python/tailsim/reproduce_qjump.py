@@ -17,14 +17,15 @@ import json
 import os
 import random
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional
 
 import pandas as pd
 
 from . import plots
 from .qjump import qjump_levels
-from .reproduce import PFABRIC_BASE, PFABRIC_SCHEMES, _schemes, _targets_md
+from .reproduce import PFABRIC_SCHEMES, _schemes, _targets_md
 from .result import run as run_one
 
 PARTS = ("bound", "fabric", "interference")
@@ -36,9 +37,20 @@ SMALL_FRAME = 256  # the coordination app's packets (§4.5.4.2): 256 B frames (2
 BULK_FRAME = 1500
 
 BOUND_SCALES = {
-    "small": {"hosts": 12, "periods": 150, "f": [0.8, 1.0, 1.5, 2.0], "epoch_factors": [1], "phases": ["random", "sync"]},
-    "full": {"hosts": 60, "periods": 4000, "f": [0.8, 1.0, 1.2, 1.5, 2.0, 2.5, 2.7, 3.0], "epoch_factors": [1, 2],
-             "phases": ["random", "sync"]},
+    "small": {
+        "hosts": 12,
+        "periods": 150,
+        "f": [0.8, 1.0, 1.5, 2.0],
+        "epoch_factors": [1],
+        "phases": ["random", "sync"],
+    },
+    "full": {
+        "hosts": 60,
+        "periods": 4000,
+        "f": [0.8, 1.0, 1.2, 1.5, 2.0, 2.5, 2.7, 3.0],
+        "epoch_factors": [1, 2],
+        "phases": ["random", "sync"],
+    },
 }
 
 
@@ -57,18 +69,29 @@ def _bound_config(hosts: int, f: float, factor: int, periods: int, seed: int, tr
     duration_ps = periods * e + e
     bulk_bytes = int(duration_ps * 1.25e-3) + 1_000_000  # more than a 10 Gbps link carries meanwhile
     bulk = Path(str(trace) + ".bulk.csv")
-    bulk.write_text("src,dst,size_bytes,start_ps\n" + "".join(
-        f"{s},{d},{bulk_bytes},0\n" for s in range(hosts) for d in (0, (s + 1) % hosts) if s != d))
+    bulk.write_text(
+        "src,dst,size_bytes,start_ps\n"
+        + "".join(f"{s},{d},{bulk_bytes},0\n" for s in range(hosts) for d in (0, (s + 1) % hosts) if s != d)
+    )
     return {
         "name": "qjump-bound",
         "seed": seed,
-        "topology": {"kind": "leaf-spine", "leaves": 1, "spines": 1, "hosts_per_leaf": hosts, "edge_rate": "10Gbps",
-                     "core_rate": "10Gbps", "edge_delay": "100ns"},
+        "topology": {
+            "kind": "leaf-spine",
+            "leaves": 1,
+            "spines": 1,
+            "hosts_per_leaf": hosts,
+            "edge_rate": "10Gbps",
+            "core_rate": "10Gbps",
+            "edge_delay": "100ns",
+        },
         # 225 KB per port as elsewhere, 64 KB of it reserved for the guaranteed class: bulk cannot crowd it out.
         "switch": {"delay": EPS, "buffer": "225KB", "class_reserve": "64KB", "reserved_classes": 1},
         "qjump": {"f": [f], "max_packet": SMALL_FRAME, "epoch_factor": factor},
-        "workload": [{"kind": "trace", "path": str(trace), "class": 0},
-                     {"kind": "trace", "path": str(bulk), "class": 7}],
+        "workload": [
+            {"kind": "trace", "path": str(trace), "class": 0},
+            {"kind": "trace", "path": str(bulk), "class": 7},
+        ],
         "stop": {"time": f"{duration_ps}ps"},
         "output": {"format": "csv"},
     }
@@ -90,15 +113,23 @@ def bound(out: Path, scale: str = "small", seed: int = 1, progress: bool = False
         lvl = r.summary["qjump"]["levels"][0]
         calc = qjump_levels(n, "10Gbps", SMALL_FRAME, EPS, [1.0])["levels"][0]
         bound_us = calc["latency_us"]  # N·P/r + ε: the guarantee at f ≤ 1
-        rows.append({
-            "phases": phases, "epoch_factor": factor, "f": f, "hosts": n, "epoch_us": lvl["epoch_us"],
-            "offered_load": (n - 1) * SMALL_FRAME * 8 / (lvl["epoch_us"] * 1e-6) / 10e9,
-            "packets": lvl["last_hop"]["packets"], "policed": lvl["policed"],
-            "bound_us": bound_us, "bound_with_residual_us": bound_us + 2 * frame_us,
-            **{f"last_hop_{k}": v for k, v in lvl["last_hop"].items() if k != "packets"},
-            **{f"e2e_{k}": v for k, v in lvl["latency"].items() if k != "packets"},
-            "wall_s": round(time.time() - t0, 2),
-        })
+        rows.append(
+            {
+                "phases": phases,
+                "epoch_factor": factor,
+                "f": f,
+                "hosts": n,
+                "epoch_us": lvl["epoch_us"],
+                "offered_load": (n - 1) * SMALL_FRAME * 8 / (lvl["epoch_us"] * 1e-6) / 10e9,
+                "packets": lvl["last_hop"]["packets"],
+                "policed": lvl["policed"],
+                "bound_us": bound_us,
+                "bound_with_residual_us": bound_us + 2 * frame_us,
+                **{f"last_hop_{k}": v for k, v in lvl["last_hop"].items() if k != "packets"},
+                **{f"e2e_{k}": v for k, v in lvl["latency"].items() if k != "packets"},
+                "wall_s": round(time.time() - t0, 2),
+            }
+        )
     df = pd.DataFrame(rows)
     df["max_over_bound"] = df["last_hop_max_us"] / df["bound_us"]
     df.to_csv(out / "bound.csv", index=False)
@@ -112,8 +143,12 @@ def _plot_bound(df: pd.DataFrame, path: Path) -> None:
     fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.8), squeeze=False)
     for ax, (p, k) in zip(axes[0], panels):
         d = df[(df["phases"] == p) & (df["epoch_factor"] == k)].sort_values("f")
-        for col, label in (("last_hop_max_us", "max"), ("last_hop_p999_us", "99.9th"), ("last_hop_p99_us", "99th"),
-                           ("last_hop_p50_us", "median")):
+        for col, label in (
+            ("last_hop_max_us", "max"),
+            ("last_hop_p999_us", "99.9th"),
+            ("last_hop_p99_us", "99th"),
+            ("last_hop_p50_us", "median"),
+        ):
             ax.plot(d["f"], d[col], marker="o", label=label)
         ax.axhline(d["bound_us"].iloc[0], color="k", ls="--", label="N·P/r + ε")
         ax.axhline(d["bound_with_residual_us"].iloc[0], color="grey", ls=":", label="+ 2 bulk frames")
@@ -133,12 +168,22 @@ def check_bound(df: pd.DataFrame) -> list:
     strict priority does not preempt a bulk frame already being sent, against that plus two bulk frames."""
     rows = []
     for r in df[df["f"] <= 1.0].itertuples():
-        for bound_col, label in (("bound_us", "f ≤ 1: max ≤ N·P/r + ε"),
-                                 ("bound_with_residual_us", "f ≤ 1: max ≤ N·P/r + ε + 2 bulk frames")):
+        for bound_col, label in (
+            ("bound_us", "f ≤ 1: max ≤ N·P/r + ε"),
+            ("bound_with_residual_us", "f ≤ 1: max ≤ N·P/r + ε + 2 bulk frames"),
+        ):
             b = getattr(r, bound_col)
-            rows.append({"workload": f"bound, {r.phases} phases, factor {r.epoch_factor}", "target": label, "load": r.f,
-                         "ratio": round(r.last_hop_max_us / b, 4), "low": 0.0, "high": 1.0,
-                         "within": bool(r.last_hop_max_us <= b)})
+            rows.append(
+                {
+                    "workload": f"bound, {r.phases} phases, factor {r.epoch_factor}",
+                    "target": label,
+                    "load": r.f,
+                    "ratio": round(r.last_hop_max_us / b, 4),
+                    "low": 0.0,
+                    "high": 1.0,
+                    "within": bool(r.last_hop_max_us <= b),
+                }
+            )
     return rows
 
 
@@ -155,10 +200,20 @@ NS2_F = [1, 2.16667, 3.16667, 5.5, 8.83334, 22.16667, 111.16667, 145.83334]
 # The ns-2 setup: TCP as the baseline's (SACK, initial window 12, minRTO 200 µs), a per-flow policer with one
 # free-running 1.05 ms epoch and no leak, and switch queues of 153 packets with priority dequeue and
 # priority drop on the 8-level priority field (pFabric's queue ranking packets by their class).
-_QJUMP_NS2 = {**PFABRIC_SCHEMES["TCP-DropTail"], "transport.class_thresholds": QJUMP_THRESHOLDS,
-              "transport.priority": "class", "switch.queue": "pfabric", "switch.buffer": "229.5KB",
-              "qjump.max_packet": "9KB", "qjump.hosts": 144, "qjump.epoch": "1.05ms", "qjump.budget": "common-epoch",
-              "qjump.variant": "epoch-budget", "qjump.anchor": "aligned", "qjump.per": "flow"}
+_QJUMP_NS2 = {
+    **PFABRIC_SCHEMES["TCP-DropTail"],
+    "transport.class_thresholds": QJUMP_THRESHOLDS,
+    "transport.priority": "class",
+    "switch.queue": "pfabric",
+    "switch.buffer": "229.5KB",
+    "qjump.max_packet": "9KB",
+    "qjump.hosts": 144,
+    "qjump.epoch": "1.05ms",
+    "qjump.budget": "common-epoch",
+    "qjump.variant": "epoch-budget",
+    "qjump.anchor": "aligned",
+    "qjump.per": "flow",
+}
 QJUMP_SCHEMES = {
     "QJUMP": {**_QJUMP_NS2, "qjump.f": NS2_F},
     # The thesis's f ladder as budgets f·P (the ns-2 budgets are slightly larger).
@@ -172,33 +227,71 @@ FABRIC_SCHEMES = {"pFabric": PFABRIC_SCHEMES["pFabric"], "DCTCP": PFABRIC_SCHEME
 # Loads per workload (data mining's points take 2–3 times longer than web search's).
 FABRIC_SCALES = {
     "small": {"loads": {"websearch": [0.3, 0.6]}, "flows": 400},
-    "full": {"loads": {"websearch": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8], "datamining": [0.2, 0.5, 0.8]},
-             "flows": 5000},
+    "full": {
+        "loads": {"websearch": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8], "datamining": [0.2, 0.5, 0.8]},
+        "flows": 5000,
+    },
 }
 
 # What the thesis states (§4.5.3), as QJUMP / pFabric ratios per load: (workload, bucket, statistic, low, high).
 FABRIC_TARGETS = [
     ("websearch", "(0,100KB]", "slowdown_mean", 0.0, 1.10, "small flows: QJUMP mean close to or better than pFabric"),
-    ("websearch", "(0,100KB]", "slowdown_p99", 0.68, 1.10, "small flows: QJUMP p99 close to or better (up to 32 % better)"),
-    ("websearch", "(10MB,inf)", "slowdown_mean", 0.80, 1.15, "large flows: QJUMP 20 % better (high load) to 15 % worse (low)"),
+    (
+        "websearch",
+        "(0,100KB]",
+        "slowdown_p99",
+        0.68,
+        1.10,
+        "small flows: QJUMP p99 close to or better (up to 32 % better)",
+    ),
+    (
+        "websearch",
+        "(10MB,inf)",
+        "slowdown_mean",
+        0.80,
+        1.15,
+        "large flows: QJUMP 20 % better (high load) to 15 % worse (low)",
+    ),
     ("datamining", "(0,100KB]", "slowdown_mean", 0.0, 1.10, "small flows: QJUMP mean close to or better than pFabric"),
     ("datamining", "(10MB,inf)", "slowdown_mean", 1.30, 1.63, "large flows: QJUMP 30–63 % worse than pFabric"),
 ]
 
 
-def fabric(out: Path, scale: str = "small", workers: Optional[int] = None, backend: str = "local",
-           scheduler: Optional[str] = None, flows: Optional[int] = None, progress: bool = True) -> pd.DataFrame:
+def fabric(
+    out: Path,
+    scale: str = "small",
+    workers: Optional[int] = None,
+    backend: str = "local",
+    scheduler: Optional[str] = None,
+    flows: Optional[int] = None,
+    progress: bool = True,
+) -> pd.DataFrame:
     cfg = dict(FABRIC_SCALES[scale])
     if flows:
         cfg["flows"] = flows
     run = dict(backend=backend, workers=workers, scheduler=scheduler, progress=progress)
-    s = pd.concat([_schemes(FABRIC_SCHEMES, out, {"workload[0].cdf": [wl], "workload[0].load": loads},
-                            {"workload[0].flows": cfg["flows"]}, run) for wl, loads in cfg["loads"].items()],
-                  ignore_index=True)
+    s = pd.concat(
+        [
+            _schemes(
+                FABRIC_SCHEMES,
+                out,
+                {"workload[0].cdf": [wl], "workload[0].load": loads},
+                {"workload[0].flows": cfg["flows"]},
+                run,
+            )
+            for wl, loads in cfg["loads"].items()
+        ],
+        ignore_index=True,
+    )
     for wl in cfg["loads"]:
-        plots.normalized_fct_vs_load(s[s["workload"] == wl], x="load", series="scheme",
-                                     panels=plots.PFABRIC_PANELS[:3], path=out / f"{wl}-fct.png",
-                                     title=f"QJUMP vs pFabric, 144 hosts, {wl} (thesis Fig. 4.7)")
+        plots.normalized_fct_vs_load(
+            s[s["workload"] == wl],
+            x="load",
+            series="scheme",
+            panels=plots.PFABRIC_PANELS[:3],
+            path=out / f"{wl}-fct.png",
+            title=f"QJUMP vs pFabric, 144 hosts, {wl} (thesis Fig. 4.7)",
+        )
     return s
 
 
@@ -212,8 +305,17 @@ def check_fabric(s: pd.DataFrame, scheme: str) -> list:
             if not (a[load] == a[load] and b[load] == b[load]) or b[load] == 0:
                 continue  # no flows in the bucket at this load
             ratio = float(a[load] / b[load])
-            rows.append({"workload": f"{wl}, {scheme}", "target": label, "load": load, "ratio": round(ratio, 4),
-                         "low": lo, "high": hi, "within": bool(lo <= ratio <= hi)})
+            rows.append(
+                {
+                    "workload": f"{wl}, {scheme}",
+                    "target": label,
+                    "load": load,
+                    "ratio": round(ratio, 4),
+                    "low": lo,
+                    "high": hi,
+                    "within": bool(lo <= ratio <= hi),
+                }
+            )
     return rows
 
 
@@ -258,9 +360,19 @@ def _interference_config(scheme: dict, scale: dict, seed: int, d: Path) -> dict:
     if "clock sync" in scheme["apps"]:
         period = scale["sync_period_us"] * 10**6
         # One message to each slave per period, spread over the period (a master serving its slaves in turn).
-        wl.append(trace("clock sync", sorted(((0, h, _APPS["clock sync"], t + h * period // 12)
-                                             for t in range(period, end_ps - period, period) for h in range(1, 12)),
-                                            key=lambda r: r[3])))
+        wl.append(
+            trace(
+                "clock sync",
+                sorted(
+                    (
+                        (0, h, _APPS["clock sync"], t + h * period // 12)
+                        for t in range(period, end_ps - period, period)
+                        for h in range(1, 12)
+                    ),
+                    key=lambda r: r[3],
+                ),
+            )
+        )
     if "requests" in scheme["apps"]:
         rows, t = [], 0.0
         while True:
@@ -273,9 +385,17 @@ def _interference_config(scheme: dict, scale: dict, seed: int, d: Path) -> dict:
         nodes = [2, 3, 6, 7, 8, 10, 11, 5]
         wl.append(trace("shuffle", [(a, b, scale["shuffle_bytes"], 0) for a in nodes for b in nodes if a != b]))
     c = {
-        "name": "qjump-interference", "seed": seed,
-        "topology": {"kind": "leaf-spine", "leaves": 3, "spines": 1, "hosts_per_leaf": 4, "edge_rate": "10Gbps",
-                     "core_rate": "10Gbps", "edge_delay": "100ns"},
+        "name": "qjump-interference",
+        "seed": seed,
+        "topology": {
+            "kind": "leaf-spine",
+            "leaves": 3,
+            "spines": 1,
+            "hosts_per_leaf": 4,
+            "edge_rate": "10Gbps",
+            "core_rate": "10Gbps",
+            "edge_delay": "100ns",
+        },
         "switch": {"delay": "500ns", "buffer": "225KB"},
         "transport": {"kind": scheme["kind"], "init_cwnd": 10, "min_rto": "200us"},
         "workload": wl,
@@ -304,14 +424,32 @@ def interference(out: Path, scale: str = "small", seed: int = 1, progress: bool 
         for app, size in _APPS.items():
             g = f[f["size_bytes"] == size]
             done = g[g["finished"]]["fct_us"]
-            rows.append({"scheme": name, "app": app, "flows": len(g), "unfinished": int((~g["finished"]).sum()),
-                         "p50_us": done.quantile(0.5), "p99_us": done.quantile(0.99), "max_us": done.max(),
-                         "wall_s": round(time.time() - t0, 2)})
+            rows.append(
+                {
+                    "scheme": name,
+                    "app": app,
+                    "flows": len(g),
+                    "unfinished": int((~g["finished"]).sum()),
+                    "p50_us": done.quantile(0.5),
+                    "p99_us": done.quantile(0.99),
+                    "max_us": done.max(),
+                    "wall_s": round(time.time() - t0, 2),
+                }
+            )
         big = f[f["size_bytes"] == cfg["shuffle_bytes"]]
         if len(big):
-            rows.append({"scheme": name, "app": "shuffle", "flows": len(big), "unfinished": int((~big["finished"]).sum()),
-                         "p50_us": big["fct_us"].quantile(0.5), "p99_us": big["fct_us"].quantile(0.99),
-                         "max_us": big["fct_us"].max(), "wall_s": round(time.time() - t0, 2)})
+            rows.append(
+                {
+                    "scheme": name,
+                    "app": "shuffle",
+                    "flows": len(big),
+                    "unfinished": int((~big["finished"]).sum()),
+                    "p50_us": big["fct_us"].quantile(0.5),
+                    "p99_us": big["fct_us"].quantile(0.99),
+                    "max_us": big["fct_us"].max(),
+                    "wall_s": round(time.time() - t0, 2),
+                }
+            )
     df = pd.DataFrame(rows)
     df.to_csv(out / "interference.csv", index=False)
     plt = plots._plt()
@@ -334,9 +472,16 @@ def interference(out: Path, scale: str = "small", seed: int = 1, progress: bool 
     return df
 
 
-def qjump(out: os.PathLike | str = "results/reproduce-qjump", scale: str = "small", workers: Optional[int] = None,
-          backend: str = "local", scheduler: Optional[str] = None, flows: Optional[int] = None,
-          parts: Sequence[str] = PARTS, progress: bool = True) -> dict:
+def qjump(
+    out: os.PathLike | str = "results/reproduce-qjump",
+    scale: str = "small",
+    workers: Optional[int] = None,
+    backend: str = "local",
+    scheduler: Optional[str] = None,
+    flows: Optional[int] = None,
+    parts: Sequence[str] = PARTS,
+    progress: bool = True,
+) -> dict:
     """Run the QJUMP reproduction; returns {"bound": DataFrame, "fabric": DataFrame} for the parts run and
     writes figures, ``targets.md`` and ``targets.json`` to ``out``."""
     unknown = set(parts) - set(PARTS)

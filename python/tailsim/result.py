@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Union
 
 import pandas as pd
 
@@ -39,7 +40,7 @@ class Result:
         self._tables: dict[str, pd.DataFrame] = {}
 
     @classmethod
-    def load(cls, directory: Union[str, os.PathLike]) -> "Result":
+    def load(cls, directory: Union[str, os.PathLike]) -> Result:
         """Read a results directory written by ``tailsim run``, :func:`run` or a sweep."""
         return cls(directory)
 
@@ -97,7 +98,9 @@ class Result:
         )
 
 
-def _progress_bar(enabled: Union[bool, None, Callable[[dict], Any]]) -> tuple[Optional[Callable[[dict], bool]], Callable[[], None]]:
+def _progress_bar(
+    enabled: Union[bool, None, Callable[[dict], Any]],
+) -> tuple[Optional[Callable[[dict], bool]], Callable[[], None]]:
     """A tqdm bar (terminal or notebook) when stderr is interactive or when asked; silent otherwise; or the
     caller's own callback."""
     if callable(enabled):
@@ -159,7 +162,9 @@ def run(
         sets.append(f"seed={int(seed)}")
     update, close = _progress_bar(progress)
     try:
-        summary_json, directory = _core.run(kind, text, origin, base, sets, None if out is None else os.fspath(out), update)
+        summary_json, directory = _core.run(
+            kind, text, origin, base, sets, None if out is None else os.fspath(out), update
+        )
     finally:
         close()
     return Result(directory, json.loads(summary_json))

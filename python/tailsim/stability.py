@@ -21,8 +21,9 @@ from __future__ import annotations
 import copy
 import math
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 import pandas as pd
@@ -42,7 +43,7 @@ def backlog(flows: pd.DataFrame, until_s: float, samples: int = 60) -> pd.DataFr
     return pd.DataFrame({"t_s": t, "backlog_bytes": arrived - done})
 
 
-def judge(r, tolerance: float = 0.02) -> Dict[str, Any]:
+def judge(r, tolerance: float = 0.02) -> dict[str, Any]:
     """Whether a run that stopped when its arrivals stopped was stable: see the module's docstring.
 
     Returns ``stable``, ``growth`` (backlog slope / offered byte rate), the offered and delivered byte rates
@@ -80,8 +81,16 @@ def _window_config(base: Mapping[str, Any], duration: str) -> dict:
     return cfg
 
 
-def load_points(base: Mapping[str, Any], loads: List[float], out: Union[str, os.PathLike], *, duration: str = "20ms",
-                set: Optional[Mapping[str, Any]] = None, tolerance: float = 0.02, **run: Any) -> pd.DataFrame:
+def load_points(
+    base: Mapping[str, Any],
+    loads: list[float],
+    out: Union[str, os.PathLike],
+    *,
+    duration: str = "20ms",
+    set: Optional[Mapping[str, Any]] = None,
+    tolerance: float = 0.02,
+    **run: Any,
+) -> pd.DataFrame:
     """Run ``base`` (a config dict) at each load over an arrival window of ``duration`` and judge each run.
     Points are sweep points under ``out`` (finished ones are reused)."""
     res = sweep(_window_config(base, duration), {"workload[0].load": [round(x, 4) for x in loads]}, out, set=set, **run)
@@ -94,9 +103,19 @@ def load_points(base: Mapping[str, Any], loads: List[float], out: Union[str, os.
     return pd.DataFrame(rows).sort_values("load", ignore_index=True)
 
 
-def max_load(base: Mapping[str, Any], out: Union[str, os.PathLike], *, lo: float = 0.5, hi: float = 0.98,
-             resolution: float = 0.01, duration: str = "20ms", set: Optional[Mapping[str, Any]] = None,
-             tolerance: float = 0.02, workers: Optional[int] = None, **run: Any) -> Dict[str, Any]:
+def max_load(
+    base: Mapping[str, Any],
+    out: Union[str, os.PathLike],
+    *,
+    lo: float = 0.5,
+    hi: float = 0.98,
+    resolution: float = 0.01,
+    duration: str = "20ms",
+    set: Optional[Mapping[str, Any]] = None,
+    tolerance: float = 0.02,
+    workers: Optional[int] = None,
+    **run: Any,
+) -> dict[str, Any]:
     """The highest load in [lo, hi] at which ``base`` is judged stable, to within ``resolution``.
 
     Each round runs ``workers`` (default 2) loads spread evenly inside the current bracket, in parallel, and
@@ -105,9 +124,9 @@ def max_load(base: Mapping[str, Any], out: Union[str, os.PathLike], *, lo: float
     unstable), the bracket, and every probe's judgement in ``probes``."""
     n = max(1, workers or 2)
     out = Path(out)
-    probes: List[pd.DataFrame] = []
+    probes: list[pd.DataFrame] = []
 
-    def probe(loads: List[float]) -> pd.DataFrame:
+    def probe(loads: list[float]) -> pd.DataFrame:
         d = load_points(base, loads, out, duration=duration, set=set, tolerance=tolerance, workers=n, **run)
         probes.append(d)
         return d
@@ -127,7 +146,11 @@ def max_load(base: Mapping[str, Any], out: Union[str, os.PathLike], *, lo: float
         below = d[d["stable"] & (d["load"] < (b if b is not None else math.inf))]
         if len(below):
             a = max(a, float(below["load"].max()))
-    return {"max_load": a, "bracket": (a, b), "probes": pd.concat(probes, ignore_index=True).sort_values("load", ignore_index=True)}
+    return {
+        "max_load": a,
+        "bracket": (a, b),
+        "probes": pd.concat(probes, ignore_index=True).sort_values("load", ignore_index=True),
+    }
 
 
 def wasted_crossing(points: pd.DataFrame) -> Optional[float]:

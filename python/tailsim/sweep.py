@@ -15,15 +15,16 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import multiprocessing as mp
 import os
 import sys
 import traceback
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
-import multiprocessing as mp
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -34,7 +35,7 @@ from .result import Result, table_file
 __all__ = ["sweep", "SweepResult", "points"]
 
 
-def points(grid: Mapping[str, Sequence[Any]]) -> List[Dict[str, Any]]:
+def points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     """The cartesian product of the grid, in the grid's key order (last key varies fastest)."""
     keys = list(grid)
     for k in keys:
@@ -90,7 +91,7 @@ def _atomic_write(path: Path, text: str) -> None:
 class SweepResult:
     dir: Path
     params: pd.DataFrame  # one row per point: id, swept keys, status
-    failed: Dict[str, str]  # point id -> error
+    failed: dict[str, str]  # point id -> error
 
     @property
     def flows(self) -> pd.DataFrame:
@@ -135,10 +136,20 @@ def sweep(
     specs = []
     for params in plist:
         pid = point_id(params, context)
-        specs.append({"id": pid, "params": params, "kind": kind, "text": text, "origin": origin, "base": base_dir,
-                      "sets": fixed, "dir": str(out / "points" / pid)})
+        specs.append(
+            {
+                "id": pid,
+                "params": params,
+                "kind": kind,
+                "text": text,
+                "origin": origin,
+                "base": base_dir,
+                "sets": fixed,
+                "dir": str(out / "points" / pid),
+            }
+        )
     todo = [s for s in specs if not (Path(s["dir"]) / "summary.json").exists()]
-    outcomes: Dict[str, dict] = {}
+    outcomes: dict[str, dict] = {}
     show = progress if progress is not None else sys.stderr.isatty()
     if todo:
         if backend == "local":
@@ -153,12 +164,25 @@ def sweep(
         done = (Path(s["dir"]) / "summary.json").exists()
         err = Path(s["dir"]) / "error.txt"
         if not done:
-            failed[s["id"]] = outcomes.get(s["id"], {}).get("error") or (err.read_text().split("\n")[0] if err.exists() else "not run")
+            failed[s["id"]] = outcomes.get(s["id"], {}).get("error") or (
+                err.read_text().split("\n")[0] if err.exists() else "not run"
+            )
         rows.append({"point": s["id"], **s["params"], "status": "done" if done else "failed"})
     params = pd.DataFrame(rows)
     _combine(out, specs)
-    _atomic_write(out / "sweep.json", json.dumps({"grid": {k: list(v) for k, v in grid.items()}, "set": dict(set or {}),
-                                                  "points": [s["id"] for s in specs], "failed": failed}, indent=1, default=str))
+    _atomic_write(
+        out / "sweep.json",
+        json.dumps(
+            {
+                "grid": {k: list(v) for k, v in grid.items()},
+                "set": dict(set or {}),
+                "points": [s["id"] for s in specs],
+                "failed": failed,
+            },
+            indent=1,
+            default=str,
+        ),
+    )
     return SweepResult(out, params, failed)
 
 
@@ -192,8 +216,9 @@ def _dask(todo: list, workers: Optional[int], scheduler: Optional[str], outcomes
     if scheduler:
         client = Client(scheduler)
     else:
-        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
+        cluster = LocalCluster(
+            n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True, dashboard_address=None
+        )
         client = Client(cluster)
     try:
         done = total - len(todo)
@@ -266,7 +291,9 @@ def _with_tags(t: pa.Table, schema: pa.Schema, tag_schema: pa.Schema, tag: pd.Se
     for field in schema:
         if field.name in tag_schema.names:
             v = tag[field.name]
-            cols.append(pa.repeat(pa.scalar(None if pd.isna(v) else v.item() if hasattr(v, "item") else v, field.type), n))
+            cols.append(
+                pa.repeat(pa.scalar(None if pd.isna(v) else v.item() if hasattr(v, "item") else v, field.type), n)
+            )
         elif field.name in t.column_names:
             cols.append(t.column(field.name).cast(field.type))
         else:

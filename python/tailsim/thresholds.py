@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import List, Tuple
-
 from . import _core
 
 
-def thresholds(cdf: str, load: float, classes: int, rule: str = "optimal") -> Tuple[List[int], float]:
+def thresholds(cdf: str, load: float, classes: int, rule: str = "optimal") -> tuple[list[int], float]:
     """Flow-size thresholds (bytes) that split ``cdf``'s flows into ``classes`` strict-priority classes, and
     the M/G/1 model's mean normalized FCT with them.
 

@@ -13,8 +13,11 @@ def tailsim_cmd():
 
 def test_console_script_runs_the_rust_cli(tmp_path):
     out = tmp_path / "r"
-    r = subprocess.run([*tailsim_cmd(), "run", str(EXAMPLE), "--set", "workload[0].flows=100", "--out", str(out), "-q"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [*tailsim_cmd(), "run", str(EXAMPLE), "--set", "workload[0].flows=100", "--out", str(out), "-q"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     assert "size bucket" in r.stdout and "(0,100KB]" in r.stdout
     assert json.loads((out / "summary.json").read_text())["flows_finished"] == 100
@@ -22,7 +25,10 @@ def test_console_script_runs_the_rust_cli(tmp_path):
 
 def test_errors_exit_nonzero_with_a_message(tmp_path):
     bad = tmp_path / "bad.toml"
-    bad.write_text('[topology]\npreset = "pfabric-144"\n[transport]\nkind = "quic"\n[[workload]]\nkind = "incast"\nsenders = 2\nsize = 10\n')
+    bad.write_text(
+        '[topology]\npreset = "pfabric-144"\n[transport]\nkind = "quic"\n'
+        '[[workload]]\nkind = "incast"\nsenders = 2\nsize = 10\n'
+    )
     r = subprocess.run([*tailsim_cmd(), "check", str(bad)], capture_output=True, text=True)
     assert r.returncode == 1
     assert f"{bad}:4: key `transport.kind`" in r.stderr
@@ -32,7 +38,9 @@ def test_errors_exit_nonzero_with_a_message(tmp_path):
 
 def test_plot_command(tmp_path):
     out = tmp_path / "r"
-    subprocess.run([*tailsim_cmd(), "run", str(EXAMPLE), "--set", "workload[0].flows=100", "--out", str(out), "-q"], check=True)
+    subprocess.run(
+        [*tailsim_cmd(), "run", str(EXAMPLE), "--set", "workload[0].flows=100", "--out", str(out), "-q"], check=True
+    )
     r = subprocess.run([*tailsim_cmd(), "plot", str(out), "--kind", "slowdown"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert (out / "slowdown.png").stat().st_size > 1000
@@ -42,8 +50,23 @@ def test_plot_command(tmp_path):
 
 def test_example_script_writes_both_figures(tmp_path):
     script = EXAMPLE.parent / "tcp_vs_dctcp.py"
-    r = subprocess.run([sys.executable, str(script), "--flows", "60", "--loads", "0.2", "0.5", "--out", str(tmp_path), "--workers", "2"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(script),
+            "--flows",
+            "60",
+            "--loads",
+            "0.2",
+            "0.5",
+            "--out",
+            str(tmp_path),
+            "--workers",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     for f in ("overall-vs-load.png", "breakdown-vs-load.png"):
         assert (tmp_path / f).stat().st_size > 1000
@@ -51,12 +74,18 @@ def test_example_script_writes_both_figures(tmp_path):
 
 
 def test_thresholds_command_and_reproduce_parts_are_checked():
-    r = subprocess.run([*tailsim_cmd(), "thresholds", "--cdf", "websearch", "--load", "0.1", "--classes", "2"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [*tailsim_cmd(), "thresholds", "--cdf", "websearch", "--load", "0.1", "--classes", "2"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     assert "optimal" in r.stdout and "equal-count" in r.stdout and "class_thresholds = [" in r.stdout
-    r = subprocess.run([*tailsim_cmd(), "thresholds", "--cdf", "nope", "--load", "0.1", "--classes", "2"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [*tailsim_cmd(), "thresholds", "--cdf", "nope", "--load", "0.1", "--classes", "2"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 1 and "--cdf" in r.stderr and "nope" in r.stderr
     r = subprocess.run([*tailsim_cmd(), "reproduce", "pfabric", "--parts", "main,edf"], capture_output=True, text=True)
     assert r.returncode == 2 and "unknown edf" in r.stderr

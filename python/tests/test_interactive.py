@@ -7,6 +7,7 @@ import threading
 import time
 
 import tailsim
+
 from conftest import small_dict
 
 LONG = small_dict(200_000, load=0.6)  # minutes of work: only ever run until interrupted
@@ -45,9 +46,10 @@ def test_ctrl_c_stops_a_run_promptly(tmp_path):
     # The child says when its imports are done: a SIGINT that lands inside a slow import (a loaded CI machine)
     # can be swallowed by a library's bare ``except``, and the run would then go on for minutes.
     code = (
-        "import sys, tailsim; sys.path.insert(0, %r); from conftest import small_dict\n"
+        f"import sys, tailsim; sys.path.insert(0, {str(__import__('pathlib').Path(__file__).parent)!r}); "
+        "from conftest import small_dict\n"
         "print('imported', flush=True)\n"
-        "tailsim.run(small_dict(200_000), %r, progress=False)\n" % (str(__import__('pathlib').Path(__file__).parent), str(tmp_path / "c"))
+        f"tailsim.run(small_dict(200_000), {str(tmp_path / 'c')!r}, progress=False)\n"
     )
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert p.stdout.readline().strip() == "imported"

@@ -4,8 +4,10 @@ matplotlib.use("Agg")
 
 import pandas as pd
 import pytest
+
 import tailsim
 from tailsim import plots
+
 from conftest import small_dict
 
 
@@ -23,7 +25,7 @@ def results(tmp_path_factory):
 def test_slowdown_vs_size(results, tmp_path):
     fig = plots.slowdown_vs_size(results, bins=10, path=tmp_path / "s.png")
     ax = fig.axes[0]
-    labels = [l.get_label() for l in ax.get_lines()]
+    labels = [line.get_label() for line in ax.get_lines()]
     assert labels == ["tcp p99", "tcp p50", "dctcp p99", "dctcp p50"]
     x, y = ax.get_lines()[0].get_data()
     assert len(x) == 10 and 0 < x[0] < x[-1] < 1
@@ -49,7 +51,7 @@ def test_queue_occupancy(results):
     fig = plots.queue_occupancy(results["dctcp"], top=3)
     ax = fig.axes[0]
     assert len(ax.get_lines()) == 3
-    assert all("→" in l.get_label() for l in ax.get_lines())
+    assert all("→" in line.get_label() for line in ax.get_lines())
     assert ax.get_ylabel() == "queue (KB)"
 
 
@@ -64,12 +66,24 @@ def test_normalized_fct_vs_load():
     for kind, base in (("tcp", 2.0), ("dctcp", 1.5)):
         for load in (0.2, 0.4, 0.6):
             for bucket in ("(0,100KB]", "(10MB,inf)", "all"):
-                rows.append({"transport.kind": kind, "workload[0].load": load, "bucket": bucket,
-                             "slowdown_mean": base * (1 + load), "slowdown_p99": 3 * base * (1 + load)})
+                rows.append(
+                    {
+                        "transport.kind": kind,
+                        "workload[0].load": load,
+                        "bucket": bucket,
+                        "slowdown_mean": base * (1 + load),
+                        "slowdown_p99": 3 * base * (1 + load),
+                    }
+                )
     fig = plots.normalized_fct_vs_load(pd.DataFrame(rows), reference={"(0, 100KB]: average": [(0.4, 2.5)]})
-    assert [a.get_title() for a in fig.axes] == ["(0, 100KB]: average", "(0, 100KB]: 99th percentile", "(10MB, ∞): average", "all flows: average"]
+    assert [a.get_title() for a in fig.axes] == [
+        "(0, 100KB]: average",
+        "(0, 100KB]: 99th percentile",
+        "(10MB, ∞): average",
+        "all flows: average",
+    ]
     lines = fig.axes[1].get_lines()
-    assert [l.get_label() for l in lines] == ["dctcp", "tcp"]
+    assert [line.get_label() for line in lines] == ["dctcp", "tcp"]
     x, y = lines[1].get_data()
     assert list(x) == [0.2, 0.4, 0.6] and y[0] == pytest.approx(3 * 2.0 * 1.2)
     assert fig.axes[0].get_lines()[-1].get_label() == "paper"

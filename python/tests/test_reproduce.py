@@ -104,7 +104,13 @@ def test_small_homa_reproduction(tmp_path):
     assert set(m["workload"]) == {"homa-thesis-w1", "homa-thesis-w4"}
     assert set(m["scheme"]) == {"Homa", "pFabric", "pHost", "PIAS", "NDP"}
     # Each at the load the thesis ran it at: pHost and NDP could not sustain 80 %.
-    assert m.groupby("scheme")["load"].first().to_dict() == {"Homa": 0.8, "pFabric": 0.8, "pHost": 0.6, "PIAS": 0.8, "NDP": 0.7}
+    assert m.groupby("scheme")["load"].first().to_dict() == {
+        "Homa": 0.8,
+        "pFabric": 0.8,
+        "pHost": 0.6,
+        "PIAS": 0.8,
+        "NDP": 0.7,
+    }
     assert (m["unfinished"] == 0).all() and (m["messages"] > 10000).all()
     homa, pfab = m[m["scheme"] == "Homa"], m[m["scheme"] == "pFabric"]
     # The thesis's headline: the shortest half of the messages see a p99 slowdown of at most 2.2 at 80 % load.

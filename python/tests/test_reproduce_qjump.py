@@ -16,7 +16,7 @@ def test_calculator_matches_the_thesis_numbers():
     assert tailsim.qjump_levels(1, "10Gbps", 1518, "588ns", [1])["levels"][0]["latency_us"] == pytest.approx(1.8024)
     full = tailsim.qjump_levels(144, "10Gbps", 9000, "0", [1, 2, 3, 5, 10, 20, 100, 144])
     assert full["network_epoch_us"] == pytest.approx(1036.8)
-    assert [l["level"] for l in full["levels"]] == list(range(7, -1, -1))
+    assert [level["level"] for level in full["levels"]] == list(range(7, -1, -1))
     assert full["levels"][1]["rate_bps"] == pytest.approx(10e9 / 72)
     with pytest.raises(tailsim.ConfigError, match="f:"):
         tailsim.qjump_levels(10, "10Gbps", 1518, "0", [])

@@ -2,7 +2,9 @@ import json
 
 import pandas as pd
 import pytest
+
 import tailsim
+
 from conftest import small_dict
 
 
@@ -47,7 +49,7 @@ def test_result_load_round_trips(tmp_path):
 def test_csv_results_load_too(tmp_path):
     d = small_dict(50)
     d["output"] = {"format": "csv"}
-    r = tailsim.run(d, tmp_path / "c", progress=False)
+    tailsim.run(d, tmp_path / "c", progress=False)
     assert (tmp_path / "c" / "flows.csv").exists()
     assert len(tailsim.Result.load(tmp_path / "c").flows) == 50
 

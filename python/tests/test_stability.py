@@ -22,8 +22,14 @@ def _flows(n, until_s, service_s, size=10_000):
     start = np.linspace(0, until_s, n, endpoint=False)
     end = start + service_s(start)
     fin = end <= until_s
-    return pd.DataFrame({"start_ps": (start * 1e12).astype(np.int64), "end_ps": np.where(fin, end * 1e12, -1).astype(np.int64),
-                         "finished": fin, "size_bytes": size})
+    return pd.DataFrame(
+        {
+            "start_ps": (start * 1e12).astype(np.int64),
+            "end_ps": np.where(fin, end * 1e12, -1).astype(np.int64),
+            "finished": fin,
+            "size_bytes": size,
+        }
+    )
 
 
 def test_a_bounded_backlog_is_stable_and_a_growing_one_is_not():
@@ -54,10 +60,14 @@ def test_max_load_brackets_a_known_capacity(monkeypatch, tmp_path, workers):
     assert lo <= capacity < hi and hi - lo <= 0.01 + 1e-9, m["bracket"]
     assert m["max_load"] == lo and len(m["probes"]) == len(seen)
     # Everything stable up to hi: the answer is hi itself.
-    monkeypatch.setattr(stability, "load_points", lambda b, loads, o, **kw: pd.DataFrame({"load": loads, "stable": True}))
+    monkeypatch.setattr(
+        stability, "load_points", lambda b, loads, o, **kw: pd.DataFrame({"load": loads, "stable": True})
+    )
     assert stability.max_load({"workload": [{}]}, tmp_path, lo=0.5, hi=0.98, workers=workers)["max_load"] == 0.98
     # Unstable already at lo.
-    monkeypatch.setattr(stability, "load_points", lambda b, loads, o, **kw: pd.DataFrame({"load": loads, "stable": False}))
+    monkeypatch.setattr(
+        stability, "load_points", lambda b, loads, o, **kw: pd.DataFrame({"load": loads, "stable": False})
+    )
     assert stability.max_load({"workload": [{}]}, tmp_path, workers=workers)["max_load"] is None
 
 

@@ -3,11 +3,12 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pandas as pd
 import pytest
+
 import tailsim
+
 from conftest import ROOT, small_dict
 
 GRID = {"transport.kind": ["tcp", "dctcp"], "workload[0].load": [0.3, 0.6]}
@@ -32,20 +33,21 @@ def test_local_pool_and_dask_cluster_give_the_same_rows(tmp_path):
     assert set(fl["transport.kind"]) == {"tcp", "dctcp"}
     for p in local.params.itertuples():
         r = local.result(p.point)
-        assert r.config["transport"]["kind"] == getattr(p, "_2")
-        assert r.config["workload"][0]["load"] == getattr(p, "_3")
+        assert r.config["transport"]["kind"] == p._2
+        assert r.config["workload"][0]["load"] == p._3
 
 
 def test_combined_flows_are_every_points_flows_with_its_swept_values(tmp_path):
     # The combined table is streamed point by point; it must equal the plain concatenation, with an int and a
     # float grid value in one column promoted together.
-    res = tailsim.sweep(small_dict(120), {"workload[0].load": [0.3, 0.6], "seed": [1, 2]}, tmp_path / "c",
-                        workers=2, progress=False)
+    res = tailsim.sweep(
+        small_dict(120), {"workload[0].load": [0.3, 0.6], "seed": [1, 2]}, tmp_path / "c", workers=2, progress=False
+    )
     assert not res.failed
     parts = []
     for p in res.params.itertuples():
         f = res.result(p.point).flows.copy()
-        f["point"], f["workload[0].load"], f["seed"] = p.point, getattr(p, "_2"), p.seed
+        f["point"], f["workload[0].load"], f["seed"] = p.point, p._2, p.seed
         parts.append(f)
     want = _sorted(pd.concat(parts, ignore_index=True))
     got = _sorted(res.flows)
@@ -63,9 +65,11 @@ def test_csv_points_are_combined_too(tmp_path):
 
 
 def test_failed_point_is_reported_and_others_finish(tmp_path):
-    res = tailsim.sweep(small_dict(50), {"workload[0].load": [0.3, 1.5, 0.5]}, tmp_path / "f", workers=2, progress=False)
+    res = tailsim.sweep(
+        small_dict(50), {"workload[0].load": [0.3, 1.5, 0.5]}, tmp_path / "f", workers=2, progress=False
+    )
     assert len(res.failed) == 1
-    (pid, err), = res.failed.items()
+    ((pid, err),) = res.failed.items()
     assert "load=1.5" in pid and "workload[0].load" in err and "(0, 1)" in err
     assert (res.params["status"] == "done").sum() == 2
     assert (tmp_path / "f" / "points" / pid / "error.txt").exists()
@@ -96,7 +100,14 @@ def test_killed_sweep_resumes_without_redoing_finished_points(tmp_path):
     stamps = {p: p.stat().st_mtime_ns for p in done}
     assert not (out / "flows.parquet").exists()  # never combined: the sweep did not finish
 
-    res = tailsim.sweep(ROOT / "examples" / "pfabric-websearch-dctcp.toml", grid, out, set={"workload[0].flows": 800}, workers=2, progress=False)
+    res = tailsim.sweep(
+        ROOT / "examples" / "pfabric-websearch-dctcp.toml",
+        grid,
+        out,
+        set={"workload[0].flows": 800},
+        workers=2,
+        progress=False,
+    )
     assert not res.failed and len(res.params) == 6
     for p, t in stamps.items():
         assert p.stat().st_mtime_ns == t, f"{p.parent.name} was run again"
@@ -109,15 +120,23 @@ def test_sweep_cli_and_plot(tmp_path):
     sweep_file = tmp_path / "s.toml"
     sweep_file.write_text(
         f'base = "{ROOT / "examples" / "pfabric-websearch-dctcp.toml"}"\n'
-        '[grid]\n"transport.kind" = ["tcp", "dctcp"]\n"workload[0].load" = [0.2, 0.4]\n[set]\n"workload[0].flows" = 100\n'
+        '[grid]\n"transport.kind" = ["tcp", "dctcp"]\n"workload[0].load" = [0.2, 0.4]\n'
+        '[set]\n"workload[0].flows" = 100\n'
     )
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, "-m", "tailsim", "sweep", str(sweep_file), "--out", str(out), "--workers", "2", "-q"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "tailsim", "sweep", str(sweep_file), "--out", str(out), "--workers", "2", "-q"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     assert "4 points, 0 failed" in r.stdout
     png = tmp_path / "load.png"
-    r = subprocess.run([sys.executable, "-m", "tailsim", "plot", str(out), "--kind", "load", "--out", str(png)], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "tailsim", "plot", str(out), "--kind", "load", "--out", str(png)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     assert png.stat().st_size > 1000
     bad = tmp_path / "bad.toml"
