@@ -33,7 +33,7 @@ pub fn main(
         }
         return Ok(());
     }
-    let chosen: Vec<_> = SCENARIOS.iter().filter(|s| only.as_deref().map_or(true, |o| o == s.0)).collect();
+    let chosen: Vec<_> = SCENARIOS.iter().filter(|s| only.as_deref().is_none_or(|o| o == s.0)).collect();
     if chosen.is_empty() {
         return Err(format!("no scenario \"{}\"; see --list", only.unwrap_or_default()));
     }

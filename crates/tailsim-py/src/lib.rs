@@ -5,6 +5,9 @@
 //! package reads the Parquet files into DataFrames. The simulation runs with the GIL released and calls back
 //! into Python only to report progress and to notice Ctrl-C.
 
+// pyo3 0.22's #[pyfunction] expansion converts PyErr into PyErr, which clippy 1.95 flags in generated code.
+#![allow(clippy::useless_conversion)]
+
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
@@ -85,6 +88,7 @@ fn check(kind: &str, text: &str, origin: &str, base_dir: &str, sets: Vec<String>
 /// fraction done or None); returning False, or a pending KeyboardInterrupt, stops the run early.
 #[pyfunction]
 #[pyo3(signature = (kind, text, origin, base_dir, sets, out_dir=None, progress=None))]
+#[allow(clippy::too_many_arguments)] // the Python signature, keyword arguments included
 fn run(
     py: Python<'_>,
     kind: &str,

@@ -254,7 +254,7 @@ fn boundary_exploit(variant: &str) -> tailsim::Summary {
     let mut rows = Vec::new();
     for k in (0..40).step_by(4) {
         for s in 1..HOSTS {
-            rows.extend(std::iter::repeat((s, 0, 187 - 40, k * e + 7 * e / 8)).take(8));
+            rows.extend(std::iter::repeat_n((s, 0, 187 - 40, k * e + 7 * e / 8), 8));
             rows.push((s, 0, 1460, (k + 1) * e));
         }
     }

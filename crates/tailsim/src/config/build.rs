@@ -512,7 +512,7 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         "shared" => {
             let total = c.need(&sw.shared_buffer, "switch.shared_buffer", "the shared pool size per switch")?.0;
             let alpha = sw.alpha.unwrap_or(1.0);
-            if !(alpha > 0.0) {
+            if alpha.is_nan() || alpha <= 0.0 {
                 return Err(c.err("switch.alpha", format!("must be positive, found {alpha}")));
             }
             BufferPolicy::Shared { total, alpha }
@@ -552,12 +552,14 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         }
         (Some(t), true) => Some(t.0),
         (None, true) => Some(8 * (fr.mss + fr.header)),
-        (Some(_), false) => return Err(c.err(
-            "switch.trim",
-            format!(
+        (Some(_), false) => {
+            return Err(c.err(
+                "switch.trim",
+                format!(
                 "applies to transport \"ndp\" only (found \"{kind}\"): other transports cannot read trimmed packets"
             ),
-        )),
+            ))
+        }
         (None, false) => None,
     };
     let pfabric_queue = match sw.queue.as_deref().unwrap_or("fifo") {

@@ -16,7 +16,7 @@ impl Pipe {
     /// the head event.
     #[inline]
     pub fn push(&mut self, at: Time, p: PktId) -> bool {
-        debug_assert!(self.q.back().map_or(true, |b| b.0 <= at), "pipe order violated");
+        debug_assert!(self.q.back().is_none_or(|b| b.0 <= at), "pipe order violated");
         self.q.push_back((at, p));
         self.q.len() == 1
     }

@@ -179,7 +179,7 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            if x % 3 != 0 || reference.is_empty() {
+            if !x.is_multiple_of(3) || reference.is_empty() {
                 let t = x % 50; // many ties
                 q.schedule(Time(t), Event::Arrival(step));
                 reference.push((t, seq, step));

@@ -90,7 +90,7 @@ pub fn write_csv(path: &Path, cols: &[Column]) -> io::Result<()> {
 }
 
 fn perr(e: parquet::errors::ParquetError) -> io::Error {
-    io::Error::new(io::ErrorKind::Other, e)
+    io::Error::other(e)
 }
 
 pub fn write_parquet(path: &Path, table: &str, cols: &[Column]) -> io::Result<()> {

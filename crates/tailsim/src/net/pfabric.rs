@@ -45,7 +45,7 @@ impl PFabricQueue {
         let p = pk.get(id);
         let size = p.size as u64;
         let bytes = self.bytes;
-        if limit.map_or(true, |l| bytes + size <= l) {
+        if limit.is_none_or(|l| bytes + size <= l) {
             self.pkts.push(id);
             self.bytes += size;
             return true;
@@ -59,7 +59,7 @@ impl PFabricQueue {
             let mut cand: Option<(u64, usize)> = None;
             for (i, &q) in self.pkts.iter().enumerate() {
                 let key = (pk.get(q).rank, i);
-                if last.map_or(true, |l| key < l) && cand.map_or(true, |c| key > c) {
+                if last.is_none_or(|l| key < l) && cand.is_none_or(|c| key > c) {
                     cand = Some(key);
                 }
             }

@@ -60,6 +60,9 @@ impl PrioFifo {
 }
 
 /// The queue discipline of a port.
+// The FIFO variant is the hot one and stays inline (a Box would add a pointer chase per packet); ports are
+// few, so the size of the rarer pFabric variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum QueueDisc {
     PrioFifo(PrioFifo),
     /// pFabric: admission and scheduling by `Packet::rank` (net/pfabric.rs), in one buffer or — pFabric-EDF —

@@ -182,6 +182,7 @@ impl Regulator {
     /// Offer a data packet of `bytes` (as charged: size + wire overhead) in `class` from host `h`, of the
     /// flow in slot `flow` with generation `gen`.
     #[inline]
+    #[allow(clippy::too_many_arguments)] // per-packet values passed in registers; a struct would be built per call
     pub fn offer(
         &mut self,
         now: Time,

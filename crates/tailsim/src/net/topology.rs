@@ -106,7 +106,7 @@ impl FatTree {
     }
 
     pub fn spec(&self) -> Result<TopologySpec, String> {
-        if self.aggs_per_pod == 0 || self.cores % self.aggs_per_pod != 0 {
+        if self.aggs_per_pod == 0 || !self.cores.is_multiple_of(self.aggs_per_pod) {
             return Err(format!(
                 "{} cores cannot be split evenly over {} aggregation switches per pod",
                 self.cores, self.aggs_per_pod

@@ -101,7 +101,7 @@ pub struct Timer {
 impl Timer {
     pub fn set(&mut self, ctx: &mut Ctx, at: Time, slot: FlowSlot, gen: u32, kind: TimerKind) {
         self.deadline = Some(at);
-        if self.pending.map_or(true, |p| p > at) {
+        if self.pending.is_none_or(|p| p > at) {
             self.pending = Some(at);
             ctx.ev.schedule(at, Event::Timer(slot, gen, kind));
         }
