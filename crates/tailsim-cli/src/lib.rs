@@ -286,21 +286,34 @@ impl ProgressLine {
     }
 }
 
+use tailsim::net::port::DropReason;
+
 fn print_summary(s: &Summary) {
     out!(
         "{}: {} flows ({} finished), {:.6} s simulated in {:.2} s wall; {:.2} M events/s, {:.2} M packet-hops/s; stop: {:?}",
         s.name, s.flows_started, s.flows_finished, s.simulated_seconds, s.wall_seconds, s.events_per_second / 1e6, s.packet_hops_per_second / 1e6, s.stop_reason
     );
+    let drops: Vec<String> = DropReason::ALL
+        .iter()
+        .filter(|&&why| s.packets.drops[why] > 0)
+        .map(|&why| format!("{} {}", s.packets.drops[why], why.name().replace('_', " ")))
+        .collect();
     out!(
-        "packets: {} delivered, {} dropped ({} overflow, {} link down, {} corrupt, {} policed), {} ECN-marked",
+        "packets: {} delivered, {} dropped{}, {} ECN-marked",
         s.packets.delivered,
         s.packets.dropped,
-        s.packets.dropped_overflow,
-        s.packets.dropped_link_down,
-        s.packets.dropped_corrupt,
-        s.packets.dropped_policed,
+        if drops.is_empty() { String::new() } else { format!(" ({})", drops.join(", ")) },
         s.packets.ecn_marked
     );
+    if s.packets.made_by_switches + s.packets.copies > 0 {
+        out!(
+            "network packets: {} made by switches, {} copies, {} consumed at hosts, {} consumed by mechanisms",
+            s.packets.made_by_switches,
+            s.packets.copies,
+            s.packets.sunk,
+            s.packets.absorbed
+        );
+    }
     out!(
         "{:<16} {:>8} {:>6} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9} {:>9}",
         "size bucket",

@@ -4,6 +4,8 @@ use crate::config::{Experiment, OutputFormat};
 use crate::metrics::latency::LatencySummary;
 use crate::metrics::output::{write_atomic, write_csv, write_parquet, Column};
 use crate::metrics::{deadline_stats, summarize, BucketStats, DeadlineStats};
+use crate::net::ledger::{Fate, Origin};
+use crate::net::port::DropReason;
 use crate::sim::{Progress, StopReason};
 use crate::transport::Transport;
 use serde::Serialize;
@@ -11,19 +13,52 @@ use std::io;
 use std::path::Path;
 use std::time::Instant;
 
+/// Packets by origin and fate (the ledger's categories, net/ledger.rs) and drops by reason.
 #[derive(Clone, Debug, Serialize)]
 pub struct PacketCounts {
+    /// Made by transports.
     pub created: u64,
+    /// Consumed by transports at their destination.
     pub delivered: u64,
     pub dropped: u64,
+    /// Live at the end: queued, in flight, or held by a regulator or a mechanism.
     pub in_flight: u64,
-    pub dropped_overflow: u64,
-    pub dropped_link_down: u64,
-    pub dropped_corrupt: u64,
-    pub dropped_policed: u64,
+    /// Made by switch mechanisms (notices, couriers, control frames).
+    pub made_by_switches: u64,
+    /// Copies of packets made by mechanisms.
+    pub copies: u64,
+    /// Network packets consumed at hosts (notices, telemetry).
+    pub sunk: u64,
+    /// Consumed by mechanisms (link-local frames, copies no longer needed).
+    pub absorbed: u64,
+    /// `dropped_<reason>` for every drop reason (port::DropReason::ALL).
+    #[serde(flatten)]
+    pub drops: DropCounts,
     pub ecn_marked: u64,
     /// Data packets cut to their header at a switch (NDP).
     pub trimmed: u64,
+}
+
+/// Drops by reason, written as `dropped_<reason>` keys.
+#[derive(Clone, Debug, Default)]
+pub struct DropCounts(pub [u64; DropReason::COUNT]);
+
+impl std::ops::Index<DropReason> for DropCounts {
+    type Output = u64;
+    fn index(&self, why: DropReason) -> &u64 {
+        &self.0[why as usize]
+    }
+}
+
+impl Serialize for DropCounts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(DropReason::COUNT))?;
+        for why in DropReason::ALL {
+            m.serialize_entry(&format!("dropped_{}", why.name()), &self[why])?;
+        }
+        m.end()
+    }
 }
 
 /// What a run measured, written as summary.json.
@@ -56,9 +91,15 @@ pub struct Summary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub qjump: Option<QjumpSummary>,
     /// The transport's own counters (Homa: grants, RESENDs; pHost: tokens, expiries, downgrades; NDP: pulls,
-    /// NACKs, trimmed headers).
+    /// NACKs, trimmed headers; TCP: drop notices, once one arrived).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transport: Option<serde_json::Value>,
+    /// Each installed mechanism's counters, by name (net/mech/).
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+    pub mechanisms: serde_json::Map<String, serde_json::Value>,
+    /// Network packets (notices, telemetry) received by hosts, summed over hosts; absent when none arrived.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_sinks: Option<crate::net::HostSink>,
     pub config: serde_json::Value,
 }
 
@@ -179,14 +220,15 @@ impl Experiment {
             flows_started: w.records.len() as u64,
             flows_finished: w.flows_finished,
             packets: PacketCounts {
-                created: w.pk.created,
-                delivered: w.pk.consumed,
-                dropped: w.pk.dropped,
+                created: w.pk.created(),
+                delivered: w.pk.ended_as(Fate::Delivered),
+                dropped: w.pk.ended_as(Fate::Dropped),
                 in_flight: w.pk.live() as u64,
-                dropped_overflow: sum(|s| s.drops_overflow),
-                dropped_link_down: sum(|s| s.drops_link_down),
-                dropped_corrupt: sum(|s| s.drops_corrupt),
-                dropped_policed: sum(|s| s.drops_policed),
+                made_by_switches: w.pk.made[Origin::Switch as usize],
+                copies: w.pk.made[Origin::Copy as usize],
+                sunk: w.pk.ended_as(Fate::Sunk),
+                absorbed: w.pk.ended_as(Fate::Absorbed),
+                drops: DropCounts(std::array::from_fn(|i| ports.iter().map(|p| p.stats.drops[i]).sum())),
                 ecn_marked: sum(|s| s.ecn_marks),
                 trimmed: sum(|s| s.trims),
             },
@@ -199,10 +241,20 @@ impl Experiment {
             },
             qjump: w.net.qjump.as_ref().map(qjump_summary),
             transport: match &w.transport {
-                Transport::Tcp(_) => None,
+                Transport::Tcp(t) => {
+                    (t.stats.notices + t.stats.stale_notices > 0).then(|| serde_json::to_value(t.stats).ok()).flatten()
+                }
                 Transport::Homa(t) => serde_json::to_value(t.stats).ok(),
                 Transport::Phost(t) => serde_json::to_value(t.stats).ok(),
                 Transport::Ndp(t) => serde_json::to_value(t.stats).ok(),
+            },
+            mechanisms: w.net.mechanism_summaries().into_iter().map(|(n, v)| (n.to_string(), v)).collect(),
+            host_sinks: {
+                let total = w.net.hosts.iter().fold(crate::net::HostSink::default(), |a, h| crate::net::HostSink {
+                    notices: a.notices + h.sink.notices,
+                    telemetry: a.telemetry + h.sink.telemetry,
+                });
+                (total != crate::net::HostSink::default()).then_some(total)
             },
             config: serde_json::to_value(&self.resolved).unwrap_or(serde_json::Value::Null),
         }
@@ -253,15 +305,16 @@ impl Experiment {
             Column::F64("rate_gbps", p.iter().map(|x| x.rate.0 as f64 / 1e9).collect()),
             Column::I64("tx_packets", i(&|x| x.stats.tx_packets as i64)),
             Column::I64("tx_bytes", i(&|x| x.stats.tx_bytes as i64)),
-            Column::I64("drops_overflow", i(&|x| x.stats.drops_overflow as i64)),
-            Column::I64("drops_link_down", i(&|x| x.stats.drops_link_down as i64)),
-            Column::I64("drops_corrupt", i(&|x| x.stats.drops_corrupt as i64)),
-            Column::I64("drops_policed", i(&|x| x.stats.drops_policed as i64)),
+        ]
+        .into_iter()
+        .chain(DropReason::ALL.map(|why| Column::I64(why.column(), i(&|x| x.stats.drops(why) as i64))))
+        .chain([
             Column::I64("ecn_marks", i(&|x| x.stats.ecn_marks as i64)),
             Column::I64("trims", i(&|x| x.stats.trims as i64)),
             Column::I64("max_queue_bytes", i(&|x| x.stats.max_bytes as i64)),
             Column::F64("avg_queue_bytes", p.iter().map(|x| x.avg_bytes(w.now)).collect()),
-        ]
+        ])
+        .collect()
     }
 
     /// The queue-occupancy samples (only with `output.queue_sample`).

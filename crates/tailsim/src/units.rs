@@ -72,10 +72,6 @@ impl fmt::Display for Time {
     }
 }
 
-/// A byte count (packet size, buffer size, flow size).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Bytes(pub u64);
-
 /// A link rate in bits per second.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct BitsPerSec(pub u64);
@@ -122,6 +118,10 @@ id_type!(
     /// An egress port together with the directed link it drives.
     PortId
 );
+impl PortId {
+    /// No port (a packet at its source has no ingress port).
+    pub const NONE: PortId = PortId(u32::MAX);
+}
 id_type!(
     /// A packet's slot in the packet arena.
     PktId

@@ -96,7 +96,7 @@ fn droptail_tcp_fills_the_buffer() {
     assert_eq!(s.flows_finished, 8);
     let p = bottleneck(&e);
     assert!(p.stats.max_bytes + 1500 > buf, "max queue {} B of {buf}", p.stats.max_bytes);
-    assert!(p.stats.drops_overflow > 0);
+    assert!(p.stats.drops(DropReason::Overflow) > 0);
     assert!(p.avg_bytes(e.world.now) > 0.4 * buf as f64, "avg queue {:.0} B", p.avg_bytes(e.world.now));
     let ideal = 8.0 * 4e6 * 1500.0 / 1460.0 * 8.0 / 10e9;
     assert!(e.world.now.secs() < 1.05 * ideal, "took {:.3} ms, ideal {:.3} ms", e.world.now.secs() * 1e3, ideal * 1e3);
@@ -114,7 +114,7 @@ fn incast_times_out_drop_tail_tcp_but_not_dctcp() {
     let (e_dctcp, s_dctcp) = run(&many_to_one(30, "200KB", dctcp, sw));
     let tcp_timeouts: u32 = e_tcp.world.records.iter().map(|r| r.timeouts).sum();
     let dctcp_timeouts: u32 = e_dctcp.world.records.iter().map(|r| r.timeouts).sum();
-    assert!(s_tcp.packets.dropped_overflow > 0);
+    assert!(s_tcp.packets.drops[DropReason::Overflow] > 0);
     assert!(tcp_timeouts > 0, "drop-tail TCP had no timeouts");
     assert_eq!(dctcp_timeouts, 0);
     assert_eq!(s_dctcp.packets.dropped, 0);
@@ -126,12 +126,12 @@ fn newreno_without_sack_recovers_by_partial_acks() {
     let sw = "buffer = 100000";
     let (e, s) = run(&many_to_one(8, "4MB", "kind = \"tcp\"\ninit_cwnd = 10\nsack = false", sw));
     assert_eq!(s.flows_finished, 8);
-    assert!(s.packets.dropped_overflow > 0);
+    assert!(s.packets.drops[DropReason::Overflow] > 0);
     let retx: u32 = e.world.records.iter().map(|r| r.retransmits).sum();
     assert!(
-        retx as u64 >= s.packets.dropped_overflow / 2,
+        retx as u64 >= s.packets.drops[DropReason::Overflow] / 2,
         "{retx} retransmissions for {} drops",
-        s.packets.dropped_overflow
+        s.packets.drops[DropReason::Overflow]
     );
     let ideal = 8.0 * 4e6 * 1500.0 / 1460.0 * 8.0 / 10e9;
     assert!(e.world.now.secs() < 1.15 * ideal, "took {:.3} ms, ideal {:.3} ms", e.world.now.secs() * 1e3, ideal * 1e3);
@@ -162,6 +162,6 @@ fn shared_buffer_fabric_runs_and_drains_its_pool() {
     // alpha = 0.5: one congested queue holds at most a third of the pool.
     let p = bottleneck(&e);
     assert!(p.stats.max_bytes <= 100_000 + 1500, "max queue {} B", p.stats.max_bytes);
-    assert!(s.packets.dropped_overflow > 0);
+    assert!(s.packets.drops[DropReason::Overflow] > 0);
     assert!(e.world.net.switches.iter().all(|sw| sw.used == 0), "shared pool not drained");
 }

@@ -94,7 +94,7 @@ fn a_lost_packet_is_recovered_by_resend() {
     let extra = "resend_timeout = \"50us\"\n[[fault]]\nat = \"20us\"\nlink = [\"h0\", \"leaf0\"]\ncorrupt = 1.0\n[[fault]]\nat = \"21.5us\"\nlink = [\"h0\", \"leaf0\"]\ncorrupt = 0.0\n";
     let (e, s) = homa(extra, "0,143,100000,0\n");
     assert_eq!(s.flows_finished, 1);
-    assert!(s.packets.dropped_corrupt >= 1);
+    assert!(s.packets.drops[DropReason::Corrupt] >= 1);
     let st = stats(&e);
     assert!(st.resends >= 1, "{st:?}");
     let r = &e.world.records[0];

@@ -32,7 +32,7 @@ fn five_flow_incast_is_served_one_flow_at_a_time() {
             expect * 1e3
         );
     }
-    assert!(s.packets.dropped_overflow > 0, "tiny buffers drop the low-priority flows' packets");
+    assert!(s.packets.drops[DropReason::Overflow] > 0, "tiny buffers drop the low-priority flows' packets");
 }
 
 #[test]

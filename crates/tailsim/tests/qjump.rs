@@ -293,7 +293,11 @@ fn policer_drops_and_shaper_spaces_by_epochs() {
     // The policer admits the first packet and drops the rest of the window; TCP recovers by timeouts.
     let (_, s) = run(&star("[qjump]\nf = [1]\n", &flow));
     let q = s.qjump.as_ref().unwrap();
-    assert!(q.levels[0].policed >= 19 && s.packets.dropped_policed == q.levels[0].policed, "{:?}", s.packets);
+    assert!(
+        q.levels[0].policed >= 19 && s.packets.drops[DropReason::Policed] == q.levels[0].policed,
+        "{:?}",
+        s.packets
+    );
     assert_eq!(s.flows_finished, 1);
 }
 

@@ -619,7 +619,13 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
     let lb = match cfg.routing.load_balance.as_deref().unwrap_or(if kind == "ndp" { "spray" } else { "ecmp" }) {
         "ecmp" => LoadBalance::Ecmp,
         "spray" => LoadBalance::Spray,
-        o => return Err(c.err("routing.load_balance", format!("expected \"ecmp\" or \"spray\", found \"{o}\""))),
+        // The mechanism overrides the hash's choice at every switch with more than one next hop.
+        "adaptive" => LoadBalance::Ecmp,
+        o => {
+            return Err(
+                c.err("routing.load_balance", format!("expected \"ecmp\", \"spray\" or \"adaptive\", found \"{o}\""))
+            )
+        }
     };
     let h = &cfg.host;
     // A NIC queue is a port like any other (as in ns-2): by default it has the per-port `switch.buffer`,
@@ -655,6 +661,7 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
     if let Some(q) = &cfg.qjump {
         net.qjump = Some(super::qjump::regulator(&c, q, &net, fr)?);
     }
+    super::mechanisms::install(&c, &cfg, &mut net)?;
     let hosts = net.n_hosts() as u32;
     if hosts < 2 {
         return Err(c.err("topology", format!("the topology has {hosts} host(s); at least 2 are needed")));

@@ -3,6 +3,7 @@
 
 mod build;
 mod homa;
+mod mechanisms;
 mod presets;
 mod qjump;
 mod receiver_driven;

@@ -142,6 +142,8 @@ pub struct SwitchCfg {
     pub class_reserve: Option<Size>,
     /// How many classes get `class_reserve` (default: the classes the transport uses).
     pub reserved_classes: Option<u8>,
+    /// Bounce drops: a switch turns a dropped data packet into a notice to its source (net/mech/bounce.rs).
+    pub bounce: Option<bool>,
     /// Forwarding latency of every switch (for `kind = "htsim"` it overrides the file's per-tier latency; a
     /// topology file's per-switch `delay` wins over it).
     pub delay: Option<Duration>,
@@ -150,8 +152,10 @@ pub struct SwitchCfg {
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct RoutingCfg {
-    /// "ecmp" (default) or "spray".
+    /// "ecmp" (default), "spray" or "adaptive" (least-queued equal-cost port, net/mech/adaptive_lb.rs).
     pub load_balance: Option<String>,
+    /// Re-converge routes this long after a link goes down or up (absent: routes never change).
+    pub reroute: Option<Duration>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]

@@ -39,6 +39,10 @@ pub enum Event {
     WarmupEnd,
     /// Record every port's queue occupancy.
     QueueSample,
+    /// A timer of installed mechanism `m` (its index) with its own key (`HookCtx::timer`).
+    Mech(u8, u32),
+    /// Routes re-converge after a link changed state (`routing.reroute`).
+    Reconverge,
 }
 
 #[derive(Clone, Copy, Debug)]

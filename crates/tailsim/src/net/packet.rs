@@ -3,6 +3,7 @@
 //! Fields are the union of what the transports need (sequence/ack numbers, SACK blocks, ECN, a priority the
 //! transport chooses, an echo timestamp). Receiver-driven transports add kinds, not structs.
 
+use crate::net::ledger::Origin;
 use crate::units::{FlowSlot, NodeId, PortId, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,6 +26,28 @@ pub enum PktKind {
     Pull,
     /// NDP: packet `seq` arrived trimmed (or is missing); send it again on a pull.
     Nack,
+    // Network kinds: made by switch mechanisms, never handed to `Transport::on_packet`.
+    /// A switch tells the packet's source about it (a drop notification): routed to `dst`, handed to the
+    /// transport's `on_notice` there. `seq`, `flow` and `flow_gen` are the packet's it is about.
+    Notice,
+    /// A link-local control frame (pause, link-layer ACK/NACK): sent out of one port, consumed by the
+    /// mechanism at the other end of that link, never routed. `aux` is the mechanism's frame type.
+    Frame,
+    /// Telemetry (a courier, a monitoring record): routed to `dst`, counted by the host's sink there.
+    Telemetry,
+}
+
+impl PktKind {
+    /// A packet of the network itself rather than of a transport.
+    #[inline]
+    pub fn is_network(self) -> bool {
+        matches!(self, PktKind::Notice | PktKind::Frame | PktKind::Telemetry)
+    }
+    /// A frame that lives on one link and is never forwarded.
+    #[inline]
+    pub fn is_link_local(self) -> bool {
+        self == PktKind::Frame
+    }
 }
 
 /// Number of SACK blocks an ACK carries (as with the TCP timestamp option, RFC 2018 fits 3).
@@ -66,7 +89,12 @@ pub struct Packet {
     pub out_port: PortId,
     /// Time the packet entered its current queue (queueing-delay telemetry).
     pub enq_time: Time,
+    /// The port through which it entered the switch it is at (that switch's port towards the previous hop):
+    /// where a notification about it leaves, whose ingress counters it charges. `PortId::NONE` at its source.
+    pub in_port: PortId,
     pub hops: u8,
+    /// Who made it (the ledger's category; set by the arena).
+    pub origin: Origin,
 }
 
 impl Packet {
@@ -89,9 +117,11 @@ impl Packet {
             sack: [(0, 0); SACK_BLOCKS],
             ts: Time::ZERO,
             hash: 0,
-            out_port: PortId(u32::MAX),
+            out_port: PortId::NONE,
             enq_time: Time::ZERO,
+            in_port: PortId::NONE,
             hops: 0,
+            origin: Origin::Host,
         }
     }
 }

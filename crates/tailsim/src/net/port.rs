@@ -1,36 +1,63 @@
 //! A port: an egress queue, the transmitter that serializes its packets, and the directed link it drives.
 
 use crate::engine::Pipe;
+use crate::net::hooks::HookSet;
 use crate::net::queue::{QueueDisc, CLASSES};
-use crate::units::{BitsPerSec, NodeId, Time};
+use crate::units::{BitsPerSec, NodeId, PktId, PortId, Time};
+use std::collections::VecDeque;
 
-/// Why a packet was dropped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DropReason {
+macro_rules! drop_reasons {
+    ($($(#[$m:meta])* $v:ident => $name:literal,)*) => {
+        /// Why a packet was dropped. The result columns (`drops_<name>`), summary keys (`dropped_<name>`), the
+        /// CLI's summary line and the ledger iterate over `ALL`: a new reason is one line here.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum DropReason {
+            $($(#[$m])* $v,)*
+        }
+
+        impl DropReason {
+            /// Every reason, in the order of the result columns.
+            pub const ALL: [DropReason; DropReason::COUNT] = [$(DropReason::$v,)*];
+            /// The name in summary keys (`dropped_<name>`).
+            pub fn name(self) -> &'static str {
+                match self { $(DropReason::$v => $name,)* }
+            }
+            /// The column of the ports table.
+            pub fn column(self) -> &'static str {
+                match self { $(DropReason::$v => concat!("drops_", $name),)* }
+            }
+        }
+    };
+}
+
+drop_reasons! {
     /// Buffer full (per-port limit or shared-buffer threshold).
-    Overflow,
+    Overflow => "overflow",
     /// Transmitted onto a link that is down.
-    LinkDown,
+    LinkDown => "link_down",
     /// Corrupted on the link (checksum failure at the receiver).
-    Corrupt,
+    Corrupt => "corrupt",
     /// Refused by the host's QJUMP regulator (counted at the host's NIC port).
-    Policed,
+    Policed => "policed",
+    /// No route to the destination (every path to it is down and routes re-converged); counted at the
+    /// switch's ingress port.
+    NoRoute => "no_route",
+    /// A link-local frame that no mechanism at the far end consumed (never forwarded).
+    Unclaimed => "unclaimed",
+    /// Refused by a mechanism's admission or arrival verdict.
+    Mechanism => "mechanism",
 }
 
 impl DropReason {
-    /// Every reason, in the order of the result columns.
-    pub const ALL: [DropReason; 4] =
-        [DropReason::Overflow, DropReason::LinkDown, DropReason::Corrupt, DropReason::Policed];
+    pub const COUNT: usize = 7;
 }
 
 #[derive(Clone, Debug, Default)]
 pub struct PortStats {
     pub tx_packets: u64,
     pub tx_bytes: u64,
-    pub drops_overflow: u64,
-    pub drops_link_down: u64,
-    pub drops_corrupt: u64,
-    pub drops_policed: u64,
+    /// Drops at this port, by `DropReason as usize`.
+    pub drops: [u64; DropReason::COUNT],
     pub ecn_marks: u64,
     /// Data packets cut to their header (NDP).
     pub trims: u64,
@@ -46,19 +73,23 @@ pub struct PortStats {
 
 impl PortStats {
     /// Packets dropped at this port for `why`.
+    #[inline]
     pub fn drops(&self, why: DropReason) -> u64 {
-        match why {
-            DropReason::Overflow => self.drops_overflow,
-            DropReason::LinkDown => self.drops_link_down,
-            DropReason::Corrupt => self.drops_corrupt,
-            DropReason::Policed => self.drops_policed,
-        }
+        self.drops[why as usize]
+    }
+    /// Packets dropped at this port for any reason.
+    pub fn all_drops(&self) -> u64 {
+        self.drops.iter().sum()
     }
 }
 
 pub struct Port {
     pub node: NodeId,
     pub peer: NodeId,
+    /// The port of the same link in the other direction (the peer's port towards `node`).
+    pub reverse: PortId,
+    /// The hook points at which mechanisms see this port's packets (empty by default; `net/hooks.rs`).
+    pub hooks: HookSet,
     pub rate: BitsPerSec,
     pub delay: Time,
     pub up: bool,
@@ -83,6 +114,8 @@ pub struct Port {
     pub tx_start: Time,
     /// Bit c set = class c paused by the peer (PFC).
     pub paused: u8,
+    /// Link-local control frames waiting to be sent: served before the queue, never paused (`Effect::Frame`).
+    pub ctl: VecDeque<PktId>,
     /// Packets propagating on the link, in order.
     pub wire: Pipe,
     /// Preamble and inter-frame gap: wire time without buffer space.

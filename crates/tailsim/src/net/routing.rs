@@ -22,8 +22,14 @@ impl RouteTable {
 }
 
 /// `adj[n]` = (port, neighbour) for every egress port of node n. Hosts are nodes 0..hosts.
-/// Returns one table per node (hosts get an empty one) or the first unreachable (switch, host) pair.
-pub fn build_tables(adj: &[Vec<(PortId, NodeId)>], hosts: usize) -> Result<Vec<RouteTable>, (NodeId, NodeId)> {
+/// Returns one table per node (hosts get an empty one). A host that some switch cannot reach is an error
+/// (the first such (switch, host) pair) when `strict`; otherwise that switch gets no route to it (after
+/// links failed).
+pub fn build_tables(
+    adj: &[Vec<(PortId, NodeId)>],
+    hosts: usize,
+    strict: bool,
+) -> Result<Vec<RouteTable>, (NodeId, NodeId)> {
     let n = adj.len();
     let mut tables: Vec<RouteTable> = (0..n).map(|_| RouteTable::default()).collect();
     let mut interned: Vec<HashMap<Vec<PortId>, (u32, u32)>> = vec![HashMap::new(); n];
@@ -48,7 +54,11 @@ pub fn build_tables(adj: &[Vec<(PortId, NodeId)>], hosts: usize) -> Result<Vec<R
         }
         for s in hosts..n {
             if dist[s] == u32::MAX {
-                return Err((NodeId(s as u32), NodeId(h as u32)));
+                if strict {
+                    return Err((NodeId(s as u32), NodeId(h as u32)));
+                }
+                tables[s].entries.resize(hosts, (0, 0));
+                continue;
             }
             let set: Vec<PortId> =
                 adj[s].iter().filter(|(_, v)| dist[v.idx()] + 1 == dist[s]).map(|(p, _)| *p).collect();

@@ -1,5 +1,7 @@
-//! Port rules on hand-built packet sequences: admission, ECN marking, strict priority, paused classes.
+//! Port rules on hand-built packet sequences: admission, ECN marking, strict priority, paused classes; and the
+//! hooks, the outbox and the ledger, driven by a scripted test-only mechanism (`Probe`).
 
+use super::ledger::{Fate, Origin};
 use super::packet::{Packet, PktKind};
 use super::topology::LeafSpine;
 use super::*;
@@ -26,20 +28,8 @@ fn net_full(buffer: BufferPolicy, ecn_k: u64, wire_overhead: u32, pfabric: Optio
         switch_delay: Time::ZERO,
     }
     .spec();
-    let prm = NetParams {
-        host_tx_delay: Time::ZERO,
-        host_rx_delay: Time::ZERO,
-        nic_limit: None,
-        buffer,
-        ecn_k: [ecn_k; CLASSES],
-        ecn_per_port: false,
-        trim: None,
-        lb: LoadBalance::Ecmp,
-        pfabric,
-        class_reserve: None,
-        wire_overhead,
-        seed: 1,
-    };
+    let prm = NetParams { buffer, ecn_k: [ecn_k; CLASSES], pfabric, wire_overhead, ..Default::default() };
+
     let n = Network::build(&spec, &prm).unwrap();
     let p = PortId(n.ports.iter().position(|p| p.node.0 == 4 && p.peer.0 == 0).unwrap() as u32);
     (n, p)
@@ -63,8 +53,8 @@ fn per_port_limit_drops_the_packet_that_does_not_fit() {
         n.enqueue(Time::ZERO, &mut ev, &mut pk, port, id);
     }
     assert_eq!(n.ports[port.idx()].bytes, 3000);
-    assert_eq!(n.ports[port.idx()].stats.drops_overflow, 1);
-    assert_eq!(pk.dropped, 1);
+    assert_eq!(n.ports[port.idx()].stats.drops(DropReason::Overflow), 1);
+    assert_eq!(pk.dropped(), 1);
 }
 
 #[test]
@@ -76,9 +66,9 @@ fn shared_buffer_dynamic_threshold() {
     let mut admitted = 0;
     for _ in 0..20 {
         let id = pkt(&mut pk, 1000, 0);
-        let before = pk.dropped;
+        let before = pk.dropped();
         n.enqueue(Time::ZERO, &mut ev, &mut pk, port, id);
-        admitted += (pk.dropped == before) as u32;
+        admitted += (pk.dropped() == before) as u32;
     }
     // The packet in service has left the pool. A packet is admitted while q + 1000 ≤ 10 000 − q for the
     // queue q it finds, i.e. q ≤ 4500: the queue grows to 5000 B (1 in service + 5 queued).
@@ -131,7 +121,7 @@ fn wire_overhead_takes_wire_time_but_no_buffer() {
         let id = pkt(&mut pk, 1000, 0);
         n.enqueue(Time::ZERO, &mut ev, &mut pk, port, id);
     }
-    assert_eq!(pk.dropped, 0);
+    assert_eq!(pk.dropped(), 0);
     assert_eq!(n.ports[port.idx()].bytes, 2000);
     // The first packet's serialization ends after 1020 B at 10 Gbps = 816 ns.
     assert_eq!(ev.pop(), Some((Time::ns(816), Event::TxDone(port))));
@@ -150,9 +140,9 @@ fn offer(
     (0..count)
         .filter(|_| {
             let id = pkt(pk, size, class);
-            let before = pk.dropped;
+            let before = pk.dropped();
             n.enqueue(Time::ZERO, ev, pk, port, id);
-            pk.dropped == before
+            pk.dropped() == before
         })
         .count()
 }
@@ -200,16 +190,279 @@ fn two_class_pfabric_ports_serve_the_deadline_buffer_first_each_with_its_own_lim
     }
     let urgent_lo = mk(&mut pk, 2, 1, 5);
     n.enqueue(Time::ZERO, &mut ev, &mut pk, port, urgent_lo);
-    assert_eq!(pk.dropped, 1);
+    assert_eq!(pk.dropped(), 1);
     // The deadline buffer has its own 3000 B, even with a larger priority number than anything below.
     let dl: Vec<PktId> = [900, 800, 700].iter().map(|&r| mk(&mut pk, 3 + r as u32, 0, r)).collect();
     for &id in &dl {
         n.enqueue(Time::ZERO, &mut ev, &mut pk, port, id);
     }
-    assert_eq!(pk.dropped, 1);
+    assert_eq!(pk.dropped(), 1);
     assert_eq!(n.ports[port.idx()].bytes, 6000);
     let q = &mut n.ports[port.idx()].queue;
     let order: Vec<PktId> = std::iter::from_fn(|| q.pop(0, &pk)).collect();
     // Deadline buffer by rank (earliest deadline first), then the other buffer: flow 2 (rank 5), then flow 1.
     assert_eq!(order, vec![dl[2], dl[1], dl[0], urgent_lo, lo[0], lo[1]]);
+}
+
+// ---- Hooks, outbox and ledger, with a scripted mechanism -------------------------------------------------
+
+use super::hooks::{Admit, Arrive, Effect, HookCtx, HookSet};
+use super::ledger::{check, LedgerError};
+use super::mech::{Hooks, Mech};
+use crate::engine::Event;
+
+/// A test-only mechanism whose behaviour the test scripts.
+#[derive(Default)]
+pub struct Probe {
+    /// Hold this many packets at admission, release them all at `release_at` (timer key 0).
+    hold: usize,
+    release_at: Time,
+    held: Vec<(PortId, PktId)>,
+    /// Copy every packet transmitted; keep the copy until the original arrives, then absorb it.
+    copy: bool,
+    /// ... but forget the copy (a bug the ledger must catch).
+    leak: bool,
+    copies: std::collections::VecDeque<PktId>,
+    /// Consume link-local frames at arrival.
+    consume_frames: bool,
+    frames_seen: u64,
+    dequeued: u64,
+    drops_seen: u64,
+}
+
+impl Hooks for Probe {
+    const NAME: &'static str = "probe";
+    const HOOKS: HookSet =
+        HookSet::ADMIT.with(HookSet::DEQUEUE).with(HookSet::TRANSMIT).with(HookSet::ARRIVE).with(HookSet::DROP);
+    fn on_admit(&mut self, c: &mut HookCtx, at: PortId, id: PktId) -> Admit {
+        if self.held.len() < self.hold {
+            if self.held.is_empty() {
+                c.timer(self.release_at, 0);
+            }
+            self.held.push((at, id));
+            return Admit::Hold;
+        }
+        Admit::Queue
+    }
+    fn on_timer(&mut self, c: &mut HookCtx, key: u32) {
+        assert_eq!(key, 0);
+        for (port, id) in self.held.drain(..) {
+            c.effect(Effect::Enqueue { port, id });
+        }
+        self.hold = 0;
+    }
+    fn on_dequeue(&mut self, _c: &mut HookCtx, _at: PortId, _id: PktId) {
+        self.dequeued += 1;
+    }
+    fn on_transmit(&mut self, c: &mut HookCtx, _at: PortId, id: PktId) {
+        if self.copy && c.packet(id).kind == PktKind::Data {
+            let copy = c.copy(id);
+            if !self.leak {
+                self.copies.push_back(copy);
+            }
+        }
+    }
+    fn on_arrive(&mut self, c: &mut HookCtx, _at: PortId, id: PktId) -> Arrive {
+        if c.packet(id).kind == PktKind::Frame {
+            self.frames_seen += 1;
+            if self.consume_frames {
+                c.absorb(id);
+                return Arrive::Consumed;
+            }
+        } else if let Some(copy) = self.copies.pop_front() {
+            c.absorb(copy); // the original made it: its copy is no longer needed
+        }
+        Arrive::Pass
+    }
+    fn on_drop(&mut self, _c: &mut HookCtx, _at: PortId, _id: PktId, _why: DropReason) {
+        self.drops_seen += 1;
+    }
+    fn held(&self, f: &mut dyn FnMut(PktId)) {
+        self.held.iter().for_each(|&(_, id)| f(id));
+        self.copies.iter().for_each(|&id| f(id));
+    }
+}
+
+fn probe(n: &Network) -> &Probe {
+    n.mechs.iter().find_map(|m| if let Mech::Probe(p) = m { Some(p) } else { None }).unwrap()
+}
+
+/// Run the network's events until `until` (packets reaching a host are consumed there), draining the outbox
+/// after each, as the simulation does. Returns the packets delivered to hosts.
+fn run_net(n: &mut Network, ev: &mut EventQueue, pk: &mut Packets, until: Time) -> Vec<PktId> {
+    let mut got = vec![];
+    let mut delivered = vec![];
+    while ev.peek_time().is_some_and(|t| t <= until) {
+        let (now, e) = ev.pop().unwrap();
+        let d = match e {
+            Event::TxDone(p) => {
+                n.on_tx_done(now, ev, pk, p);
+                None
+            }
+            Event::WireArrival(p) => n.on_wire_arrival(now, ev, pk, p),
+            Event::SwitchForward(s) => {
+                n.on_switch_forward(now, ev, pk, s);
+                None
+            }
+            Event::Mech(m, k) => {
+                n.on_mech_timer(now, ev, pk, m, k);
+                None
+            }
+            other => panic!("unexpected event {other:?}"),
+        };
+        n.drain(now, ev, pk, &mut delivered);
+        for (_, id) in d.into_iter().chain(delivered.drain(..)) {
+            got.push(id);
+            pk.consume(id);
+        }
+    }
+    got
+}
+
+/// The leaf's port towards the spine, in the `net` fabric.
+fn uplink(n: &Network) -> PortId {
+    PortId(n.ports.iter().position(|p| p.node.0 == 4 && p.peer.0 == 5).unwrap() as u32)
+}
+
+#[test]
+fn ports_know_their_reverse() {
+    let (n, _) = net(BufferPolicy::Unlimited, u64::MAX);
+    for (i, p) in n.ports.iter().enumerate() {
+        let r = &n.ports[p.reverse.idx()];
+        assert_eq!((r.node, r.peer, r.reverse), (p.peer, p.node, PortId(i as u32)));
+    }
+}
+
+#[test]
+fn a_paused_class_sends_nothing_until_resumed_then_the_transmitter_restarts_by_itself() {
+    let (mut n, port) = net(BufferPolicy::Unlimited, u64::MAX);
+    let (mut ev, mut pk) = (EventQueue::new(), Packets::default());
+    let mut sink = vec![];
+    n.out.push(Effect::Pause { port, classes: 1 << 2 });
+    n.drain(Time::ZERO, &mut ev, &mut pk, &mut sink);
+    let paused: Vec<PktId> = (0..3).map(|_| pkt(&mut pk, 1500, 2)).collect();
+    for &id in &paused {
+        n.enqueue(Time::ZERO, &mut ev, &mut pk, port, id);
+    }
+    let other = pkt(&mut pk, 1500, 5);
+    n.enqueue(Time::ZERO, &mut ev, &mut pk, port, other);
+    let got = run_net(&mut n, &mut ev, &mut pk, Time::ms(1));
+    assert_eq!(got, vec![other], "only the class that is not paused may leave");
+    assert!(!n.ports[port.idx()].busy && ev.is_empty(), "nothing to do while paused");
+    assert_eq!(n.ports[port.idx()].bytes, 4500);
+    // Resume: no event is pending, yet the transmitter starts at once.
+    n.out.push(Effect::Resume { port, classes: 1 << 2 });
+    n.drain(Time::ms(1), &mut ev, &mut pk, &mut sink);
+    assert!(n.ports[port.idx()].busy, "resume restarts an idle transmitter");
+    let got = run_net(&mut n, &mut ev, &mut pk, Time::ms(2));
+    assert_eq!(got, paused);
+    check(&pk, &n).unwrap();
+}
+
+#[test]
+fn a_link_local_frame_is_consumed_by_the_peer_mechanism_and_never_forwarded() {
+    for consume in [true, false] {
+        let (mut n, _) = net(BufferPolicy::Unlimited, u64::MAX);
+        let up = uplink(&n);
+        n.install(Mech::Probe(Probe { consume_frames: consume, ..Default::default() }), [up]);
+        let (mut ev, mut pk) = (EventQueue::new(), Packets::default());
+        // A frame addressed to host 0 (were it routed, the spine would send it back down to it).
+        let mut f = Packet::new(PktKind::Frame, FlowSlot(0), 0, NodeId(4), NodeId(0));
+        f.size = 64;
+        let id = pk.make(f);
+        n.out.push(Effect::Frame { port: up, id });
+        let mut sink = vec![];
+        n.drain(Time::ZERO, &mut ev, &mut pk, &mut sink);
+        let got = run_net(&mut n, &mut ev, &mut pk, Time::ms(1));
+        assert!(got.is_empty());
+        assert_eq!(probe(&n).frames_seen, 1);
+        assert_eq!(n.ports[up.idx()].stats.tx_packets, 1);
+        let spine_tx: u64 = n.ports.iter().filter(|p| p.node.0 == 5).map(|p| p.stats.tx_packets).sum();
+        assert_eq!(spine_tx, 0, "a link-local frame was forwarded (consume = {consume})");
+        let unclaimed = n.ports[up.idx()].stats.drops(DropReason::Unclaimed);
+        assert_eq!((pk.ended_as(Fate::Absorbed), unclaimed), if consume { (1, 0) } else { (0, 1) });
+        check(&pk, &n).unwrap();
+    }
+}
+
+#[test]
+fn control_frames_go_ahead_of_the_queue_and_of_a_pause() {
+    let (mut n, port) = net(BufferPolicy::Unlimited, u64::MAX);
+    let (mut ev, mut pk) = (EventQueue::new(), Packets::default());
+    n.ports[port.idx()].paused = 0xff;
+    for _ in 0..2 {
+        let id = pkt(&mut pk, 1500, 0);
+        n.enqueue(Time::ZERO, &mut ev, &mut pk, port, id);
+    }
+    let id = pk.make(Packet::new(PktKind::Frame, FlowSlot(0), 0, NodeId(4), NodeId(0)));
+    n.out.push(Effect::Frame { port, id });
+    n.drain(Time::ZERO, &mut ev, &mut pk, &mut vec![]);
+    run_net(&mut n, &mut ev, &mut pk, Time::ms(1));
+    assert_eq!(n.ports[port.idx()].stats.tx_packets, 1, "the frame, and nothing paused");
+    assert_eq!(n.ports[port.idx()].stats.drops(DropReason::Unclaimed), 1, "no mechanism at the host NIC");
+    check(&pk, &n).unwrap();
+}
+
+#[test]
+fn a_held_packet_is_neither_dropped_nor_counted_twice() {
+    let (mut n, port) = net(BufferPolicy::PerPort(3000), u64::MAX);
+    n.install(Mech::Probe(Probe { hold: 2, release_at: Time::us(50), ..Default::default() }), [port]);
+    let (mut ev, mut pk) = (EventQueue::new(), Packets::default());
+    let ids: Vec<PktId> = (0..4).map(|_| pkt(&mut pk, 1500, 0)).collect();
+    for &id in &ids {
+        n.enqueue(Time::ZERO, &mut ev, &mut pk, port, id);
+    }
+    // Two held, one transmitting, one queued: every one counted exactly once.
+    assert_eq!(n.packets_in_network(), 4);
+    check(&pk, &n).unwrap();
+    let got = run_net(&mut n, &mut ev, &mut pk, Time::us(40));
+    assert_eq!(got, ids[2..].to_vec());
+    check(&pk, &n).unwrap();
+    let got = run_net(&mut n, &mut ev, &mut pk, Time::ms(1));
+    assert_eq!(got, ids[..2].to_vec(), "released in order after the hold");
+    assert_eq!((pk.dropped(), pk.ended_as(Fate::Delivered)), (0, 4));
+    assert_eq!(probe(&n).dequeued, 4);
+    check(&pk, &n).unwrap();
+}
+
+#[test]
+fn copies_are_counted_and_a_leaked_copy_fails_the_ledger_by_name() {
+    for leak in [false, true] {
+        let (mut n, port) = net(BufferPolicy::Unlimited, u64::MAX);
+        n.install(Mech::Probe(Probe { copy: true, leak, ..Default::default() }), [port]);
+        let (mut ev, mut pk) = (EventQueue::new(), Packets::default());
+        for _ in 0..3 {
+            let id = pkt(&mut pk, 1500, 0);
+            n.enqueue(Time::ZERO, &mut ev, &mut pk, port, id);
+        }
+        run_net(&mut n, &mut ev, &mut pk, Time::ms(1));
+        assert_eq!(pk.made[Origin::Copy as usize], 3);
+        match (leak, check(&pk, &n)) {
+            (false, r) => {
+                r.unwrap();
+                assert_eq!(pk.ended_as(Fate::Absorbed), 3);
+            }
+            (true, Err(e @ LedgerError::Unbalanced { category: "copies", live: 3, held: 0, .. })) => {
+                assert!(e.to_string().contains("copies") && e.to_string().contains("leaked"), "{e}");
+            }
+            (true, r) => panic!("a leaked copy must fail the ledger, got {r:?}"),
+        }
+    }
+}
+
+#[test]
+fn drop_hooks_see_the_packet_before_it_is_freed() {
+    let (mut n, port) = net(BufferPolicy::PerPort(1500), u64::MAX);
+    n.install(Mech::Probe(Probe::default()), [port]);
+    let (mut ev, mut pk) = (EventQueue::new(), Packets::default());
+    for _ in 0..4 {
+        let id = pkt(&mut pk, 1500, 0);
+        n.enqueue(Time::ZERO, &mut ev, &mut pk, port, id);
+    }
+    // Two overflowed; their packets wait in the outbox for the hook, still counted.
+    assert_eq!((pk.dropped(), n.out.pending_drops()), (0, 2));
+    check(&pk, &n).unwrap();
+    n.drain(Time::ZERO, &mut ev, &mut pk, &mut vec![]);
+    assert_eq!((pk.dropped(), probe(&n).drops_seen), (2, 2));
+    check(&pk, &n).unwrap();
 }

@@ -217,9 +217,7 @@ impl Homa {
                     m.resend_timer.set(ctx, ctx.now + to, p.flow, p.flow_gen, TimerKind::Resend);
                 }
             }
-            PktKind::Ack | PktKind::Probe | PktKind::Rts | PktKind::Token | PktKind::Pull | PktKind::Nack => {
-                unreachable!("Homa sends no ACKs, probes, RTSs, tokens, pulls or NACKs")
-            }
+            other => unreachable!("{other:?} is not a Homa packet"),
         }
     }
 

@@ -158,6 +158,14 @@ impl Transport {
             Transport::Ndp(t) => t.on_packet(ctx, host, id),
         }
     }
+    /// A switch's notice about one of this host's packets (`PktKind::Notice`). TCP counts it; the others
+    /// leave it to the host's sink.
+    pub fn on_notice(&mut self, ctx: &mut Ctx, host: NodeId, id: PktId) {
+        match self {
+            Transport::Tcp(t) => t.on_notice(ctx, host, id),
+            Transport::Homa(_) | Transport::Phost(_) | Transport::Ndp(_) => ctx.pk.sink(id),
+        }
+    }
     pub fn on_timer(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32, kind: TimerKind) {
         match self {
             Transport::Tcp(t) => t.on_timer(ctx, slot, gen, kind),

@@ -179,9 +179,7 @@ impl Ndp {
                 }
             }
             PktKind::Ack => {} // the sender's state goes with the receiver's (one record)
-            PktKind::Probe | PktKind::Grant | PktKind::Resend | PktKind::Busy | PktKind::Rts | PktKind::Token => {
-                unreachable!("not an NDP packet")
-            }
+            other => unreachable!("{other:?} is not an NDP packet"),
         }
     }
 

@@ -225,15 +225,7 @@ impl Phost {
                 self.enqueue_out(p.flow);
                 self.pump(ctx, host);
             }
-            PktKind::Ack
-            | PktKind::Probe
-            | PktKind::Grant
-            | PktKind::Resend
-            | PktKind::Busy
-            | PktKind::Pull
-            | PktKind::Nack => {
-                unreachable!("not a pHost packet")
-            }
+            other => unreachable!("{other:?} is not a pHost packet"),
         }
     }
 

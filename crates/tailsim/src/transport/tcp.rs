@@ -191,11 +191,22 @@ pub struct Tcp {
     flows: Slab<Flow>,
     /// Generation per slot, bumped when a flow's state is freed.
     gens: Vec<u32>,
+    pub stats: TcpStats,
+}
+
+/// What TCP senders counted (in summary.json's `transport` once a notice arrived).
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct TcpStats {
+    /// Drop notices received for a live flow (a switch's bounce of a dropped data packet). Logged only: the
+    /// sender's reaction (FastLane's) is not modelled yet.
+    pub notices: u64,
+    /// Notices that arrived after their flow closed.
+    pub stale_notices: u64,
 }
 
 impl Tcp {
     pub fn new(cfg: TcpConfig) -> Tcp {
-        Tcp { cfg, flows: Slab::default(), gens: Vec::new() }
+        Tcp { cfg, flows: Slab::default(), gens: Vec::new(), stats: TcpStats::default() }
     }
 
     pub fn active(&self) -> usize {
@@ -281,15 +292,19 @@ impl Tcp {
                 let ece = f.ce_state;
                 self.send_ack(ctx, p.flow, ece);
             }
-            PktKind::Grant
-            | PktKind::Resend
-            | PktKind::Busy
-            | PktKind::Rts
-            | PktKind::Token
-            | PktKind::Pull
-            | PktKind::Nack => {
-                unreachable!("receiver-driven transports' packets reach only them")
-            }
+            other => unreachable!("{other:?}: receiver-driven transports' and the network's packets never reach TCP"),
+        }
+    }
+
+    /// A switch's notice that a data packet of one of this host's flows was dropped: counted (the reaction
+    /// belongs to FastLane).
+    pub fn on_notice(&mut self, ctx: &mut Ctx, _host: NodeId, id: PktId) {
+        let p = *ctx.pk.get(id);
+        ctx.pk.sink(id);
+        if self.gens.get(p.flow.idx()) == Some(&p.flow_gen) {
+            self.stats.notices += 1;
+        } else {
+            self.stats.stale_notices += 1;
         }
     }
 

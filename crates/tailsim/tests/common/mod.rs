@@ -1,5 +1,6 @@
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 use std::path::Path;
+pub use tailsim::net::port::DropReason;
 use tailsim::{Experiment, Summary};
 
 /// Build an experiment from TOML text; paths resolve against the repository root.

@@ -1,0 +1,206 @@
+//! Stage: egress. Admission to a port's queue (the `ADMIT` hook, then the buffer policy), ECN marking, NDP
+//! trimming, pFabric's admission with eviction; dequeue to the transmitter (control frames first, then the
+//! queue discipline over the classes that are not paused; the `DEQUEUE` hook); pause and resume of classes.
+
+use super::hooks::{Admit, HookSet};
+use super::packet::Packet;
+use super::port::{DropReason, Port};
+use super::queue::QueueDisc;
+use super::{drop_at, Network, Packets};
+use crate::engine::{Event, EventQueue};
+use crate::net::hooks::Outbox;
+use crate::units::{PktId, PortId, Time};
+
+/// Switch buffer management.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BufferPolicy {
+    Unlimited,
+    /// Each port may hold at most this many bytes.
+    PerPort(u64),
+    /// One pool per switch; a class queue may grow while its bytes ≤ alpha × (free pool bytes)
+    /// (Choudhury–Hahne dynamic thresholds).
+    Shared {
+        total: u64,
+        alpha: f64,
+    },
+}
+
+impl Network {
+    /// A packet arrives at egress port `port`: the mechanisms' verdict first (if any), then the port's own
+    /// admission.
+    #[inline]
+    pub fn enqueue(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId, id: PktId) {
+        if self.ports[port.idx()].hooks.has(HookSet::ADMIT) {
+            let verdict = self.each_mech(now, ev, pk, HookSet::ADMIT, |m, c| match m.on_admit(c, port, id) {
+                Admit::Queue => None,
+                v => Some(v),
+            });
+            match verdict {
+                None | Some(Admit::Queue) => {}
+                Some(Admit::Hold) => return,
+                Some(Admit::Drop(why)) => {
+                    return drop_at(&mut self.ports[port.idx()], port, pk, &mut self.out, id, why);
+                }
+            }
+        }
+        self.admit(now, ev, pk, port, id);
+    }
+
+    /// Buffer admission, ECN marking and queueing at an egress port (no hooks: also how a mechanism's
+    /// released or injected packet joins a queue).
+    pub(super) fn admit(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId, id: PktId) {
+        let node = self.ports[port.idx()].node;
+        let (mut size, mut class, ect) = {
+            let p = pk.get(id);
+            (p.size as u64, p.class as usize, p.ect)
+        };
+        let policy = if self.is_host(node) { BufferPolicy::Unlimited } else { self.sw(node).buffer };
+        let used = if self.is_host(node) { 0 } else { self.sw(node).used };
+        let pt = &mut self.ports[port.idx()];
+        let out = &mut self.out;
+        // Bytes that leave the buffer to make room (pFabric evicts lower-priority packets).
+        let mut evicted_bytes = 0u64;
+        if let QueueDisc::PrioFifo(q) = &mut pt.queue {
+            if let Some(lim) = pt.trim {
+                if q.class_bytes(class) + size > lim && pk.get(id).payload > 0 {
+                    pt.stats.trims += 1;
+                    (size, class) = trim(pk.get_mut(id));
+                }
+            }
+            let cap = match (pt.limit, policy) {
+                (Some(lim), _) | (None, BufferPolicy::PerPort(lim)) => Some(lim),
+                _ => None,
+            };
+            let admit = match (cap, policy) {
+                (Some(total), _) => match pt.class_reserve {
+                    Some((reserve, classes)) => q.admits_reserved(class, size, total, reserve, classes as usize),
+                    None => pt.bytes + size <= total,
+                },
+                (None, BufferPolicy::Unlimited | BufferPolicy::PerPort(_)) => true,
+                (None, BufferPolicy::Shared { total, alpha }) => {
+                    used + size <= total && (q.class_bytes(class) + size) as f64 <= alpha * (total - used) as f64
+                }
+            };
+            if !admit {
+                drop_at(pt, port, pk, out, id, DropReason::Overflow);
+                return;
+            }
+            // ECN: mark when the class queue seen by the arriving packet already exceeds K (DCTCP's rule).
+            if ect && (if pt.ecn_per_port { pt.bytes } else { q.class_bytes(class) }) > pt.ecn_k[class] {
+                pk.get_mut(id).ce = true;
+                pt.stats.ecn_marks += 1;
+            }
+            q.push(id, pk.get(id));
+        } else {
+            match admit_pfabric(pt, port, pk, out, id, policy) {
+                Some(freed) => evicted_bytes = freed,
+                None => return,
+            }
+        }
+        pk.get_mut(id).enq_time = now;
+        let nb = pt.bytes + size - evicted_bytes;
+        pt.occupancy_changed(now, nb);
+        let busy = pt.busy;
+        if !self.is_host(node) {
+            let sw = self.sw(node);
+            sw.used = sw.used + size - evicted_bytes;
+        }
+        if !busy {
+            self.start_tx(now, ev, pk, port);
+        }
+    }
+
+    /// Start serializing the next packet of an idle port: a control frame if one waits, else the queue's next
+    /// packet of a class that is not paused.
+    pub(super) fn start_tx(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) {
+        let pt = &mut self.ports[port.idx()];
+        if !pt.ctl.is_empty() {
+            return self.start_frame(now, ev, pk, port);
+        }
+        let Some(id) = pt.queue.pop(pt.paused, pk) else { return };
+        let size = pk.get(id).size as u64;
+        let nb = pt.bytes - size;
+        pt.occupancy_changed(now, nb);
+        pt.busy = true;
+        pt.tx_start = now;
+        let done = now + pt.rate.tx_time(size + pt.wire_overhead as u64);
+        let node = pt.node;
+        let hooks = pt.hooks;
+        self.tx_current[port.idx()] = Some(id);
+        ev.schedule(done, Event::TxDone(port));
+        if !self.is_host(node) {
+            self.sw(node).used -= size;
+        }
+        if hooks.has(HookSet::DEQUEUE) {
+            self.each_mech(now, ev, pk, HookSet::DEQUEUE, |m, c| {
+                m.on_dequeue(c, port, id);
+                None::<()>
+            });
+        }
+    }
+
+    /// A control frame goes out ahead of the queue; it takes wire time but was never in the buffer.
+    #[inline(never)]
+    fn start_frame(&mut self, now: Time, ev: &mut EventQueue, pk: &Packets, port: PortId) {
+        let pt = &mut self.ports[port.idx()];
+        let id = pt.ctl.pop_front().expect("checked");
+        pt.busy = true;
+        pt.tx_start = now;
+        let done = now + pt.rate.tx_time(pk.get(id).size as u64 + pt.wire_overhead as u64);
+        self.tx_current[port.idx()] = Some(id);
+        ev.schedule(done, Event::TxDone(port));
+    }
+
+    /// Classes paused at `port` send again; an idle transmitter restarts at once.
+    pub fn resume(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId, classes: u8) {
+        let pt = &mut self.ports[port.idx()];
+        pt.paused &= !classes;
+        if !pt.busy {
+            self.start_tx(now, ev, pk, port);
+        }
+    }
+}
+
+/// pFabric admission (kept out of line so the FIFO path stays small): queue `id` or drop it, drop whatever
+/// it evicts, and return the evicted bytes (None when `id` itself was dropped).
+#[inline(never)]
+fn admit_pfabric(
+    pt: &mut Port,
+    port: PortId,
+    pk: &mut Packets,
+    out: &mut Outbox,
+    id: PktId,
+    policy: BufferPolicy,
+) -> Option<u64> {
+    let QueueDisc::PFabric(subs) = &mut pt.queue else { unreachable!("called for pFabric ports") };
+    let limit = pt.limit.or(match policy {
+        BufferPolicy::PerPort(l) => Some(l),
+        _ => None,
+    });
+    let sub = (pk.get(id).class as usize).min(subs.len() - 1);
+    let q = &mut subs[sub];
+    if !q.admit(id, limit, pk) {
+        drop_at(pt, port, pk, out, id, DropReason::Overflow);
+        return None;
+    }
+    let mut victims = std::mem::take(&mut q.evicted);
+    let mut freed = 0;
+    for v in victims.drain(..) {
+        freed += pk.get(v).size as u64;
+        drop_at(pt, port, pk, out, v, DropReason::Overflow);
+    }
+    if let QueueDisc::PFabric(subs) = &mut pt.queue {
+        subs[sub].evicted = victims; // keep the capacity
+    }
+    Some(freed)
+}
+
+/// NDP's cut payload: the packet keeps its header and jumps to class 0, where the receiver learns of the
+/// loss within about one RTT instead of after a timeout. Returns the header's size and class.
+#[inline(never)]
+fn trim(p: &mut Packet) -> (u64, usize) {
+    p.size -= p.payload;
+    p.payload = 0;
+    p.class = 0;
+    (p.size as u64, 0)
+}

@@ -1,0 +1,188 @@
+//! Hooks: the fixed points of the datapath where a switch mechanism (`net/mech/`) acts, and the outbox through
+//! which every side effect of a stage or a mechanism passes.
+//!
+//! | hook | stage (file) | when | a mechanism may |
+//! |---|---|---|---|
+//! | `INGRESS` | switch (`switch.rs`) | a packet arrived at a switch; keyed by its ingress port | choose the output port among the equal-cost ones, account ingress bytes |
+//! | `ADMIT` | egress (`egress.rs`) | before buffer admission at an egress port | queue, drop (with a reason), or hold the packet upstream |
+//! | `DEQUEUE` | egress (`egress.rs`) | a packet leaves its queue for the transmitter | read telemetry (queue depth, sojourn), count drained bytes |
+//! | `TRANSMIT` | link (`link.rs`) | the last bit left; before the packet enters the wire | copy it |
+//! | `ARRIVE` | link (`link.rs`) | the last bit reached the far end (after corruption); keyed by the link's port | pass it on, consume a link-local frame, hold it (reordering), drop it |
+//! | `DROP` | any | a packet was dropped, before it is freed | make a notification from it |
+//!
+//! A port carries a [`HookSet`]: the hook points at which some mechanism wants to see its packets. It is empty
+//! by default, so an unused hook costs one well-predicted branch on a byte of the port that is in cache anyway.
+//!
+//! Hooks never touch a port or a queue directly. They read the ports, and ask for changes through the
+//! [`Outbox`]: `Network::drain` applies them once the stage that called the hook has returned, so a hook never
+//! re-enters `enqueue` while a port is borrowed, and the order of effects is the order they were asked for.
+
+use crate::engine::{Event, EventQueue};
+use crate::net::ledger::Packets;
+use crate::net::packet::Packet;
+use crate::net::port::{DropReason, Port};
+use crate::units::{NodeId, PktId, PortId, Time};
+use std::collections::VecDeque;
+
+/// The hook points some mechanism uses at a port (a bit set).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HookSet(u8);
+
+impl HookSet {
+    pub const NONE: HookSet = HookSet(0);
+    pub const INGRESS: HookSet = HookSet(1);
+    pub const ADMIT: HookSet = HookSet(1 << 1);
+    pub const DEQUEUE: HookSet = HookSet(1 << 2);
+    pub const TRANSMIT: HookSet = HookSet(1 << 3);
+    pub const ARRIVE: HookSet = HookSet(1 << 4);
+    pub const DROP: HookSet = HookSet(1 << 5);
+
+    #[inline(always)]
+    pub fn has(self, h: HookSet) -> bool {
+        self.0 & h.0 != 0
+    }
+    pub const fn with(self, h: HookSet) -> HookSet {
+        HookSet(self.0 | h.0)
+    }
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
+impl std::ops::BitOr for HookSet {
+    type Output = HookSet;
+    fn bitor(self, o: HookSet) -> HookSet {
+        self.with(o)
+    }
+}
+
+/// The admit hook's verdict on a packet about to join an egress queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admit {
+    /// Go on to the port's own buffer admission (which may still drop it for overflow).
+    Queue,
+    /// Drop it, counted at this port for this reason.
+    Drop(DropReason),
+    /// The mechanism keeps it (an ingress queue, a lossless buffer upstream). It reports the packet in
+    /// `held`, and later releases it with [`Effect::Enqueue`] (or drops it).
+    Hold,
+}
+
+/// The arrive hook's verdict on a packet that reached the far end of a link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrive {
+    /// Deliver it to the node (a host's transport or sink, a switch's ingress).
+    Pass,
+    /// The mechanism consumed it (a link-local frame it read): `HookCtx::absorb` was called.
+    Consumed,
+    /// The mechanism keeps it (a reorder buffer) and releases it later with [`Effect::Deliver`].
+    Held,
+    /// Drop it, counted at the link's port.
+    Drop(DropReason),
+}
+
+/// A side effect, applied by `Network::drain` in the order asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Free a dropped packet, after the drop hooks of its port have seen it. (The port counted it already.)
+    Drop { port: PortId, id: PktId, why: DropReason },
+    /// Join the egress queue of `port`: buffer admission applies, the admit hook does not (a mechanism
+    /// releasing what it held, or injecting a packet it made or copied at a known port).
+    Enqueue { port: PortId, id: PktId },
+    /// Enter node `node` as if it had just arrived there: a switch routes it by destination (ingress hooks
+    /// included), a host sends it from its NIC.
+    Forward { node: NodeId, id: PktId },
+    /// Send a link-local control frame out of `port`: ahead of every queued packet, never paused, never
+    /// routed. The peer's arrive hook must consume it; unclaimed, it is dropped (`DropReason::Unclaimed`).
+    Frame { port: PortId, id: PktId },
+    /// Hand a packet that arrived over `port` (and was held by its arrive hook) on to the node it reached.
+    Deliver { port: PortId, id: PktId },
+    /// Stop sending the classes in the bit set from `port` (bit c = class c), e.g. a PFC pause took effect.
+    Pause { port: PortId, classes: u8 },
+    /// Send them again; an idle transmitter restarts by itself.
+    Resume { port: PortId, classes: u8 },
+}
+
+/// Side effects waiting to be applied. It grows to its working size once and never allocates after that.
+#[derive(Default)]
+pub struct Outbox {
+    q: VecDeque<Effect>,
+}
+
+impl Outbox {
+    #[inline]
+    pub fn push(&mut self, e: Effect) {
+        self.q.push_back(e);
+    }
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+    #[inline]
+    pub fn pop(&mut self) -> Option<Effect> {
+        self.q.pop_front()
+    }
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+    /// Drops whose packets wait for their port's drop hooks.
+    pub fn pending_drops(&self) -> usize {
+        self.q.iter().filter(|e| matches!(e, Effect::Drop { .. })).count()
+    }
+    /// Packets that effects still hold (not yet queued, delivered or freed), for the ledger.
+    pub fn packets(&self) -> impl Iterator<Item = PktId> + '_ {
+        self.q.iter().filter_map(|e| match *e {
+            Effect::Drop { id, .. }
+            | Effect::Enqueue { id, .. }
+            | Effect::Forward { id, .. }
+            | Effect::Frame { id, .. }
+            | Effect::Deliver { id, .. } => Some(id),
+            Effect::Pause { .. } | Effect::Resume { .. } => None,
+        })
+    }
+}
+
+/// What a mechanism sees and may do at a hook: read the ports, make, copy, consume packets, set timers, and
+/// ask for effects.
+pub struct HookCtx<'a> {
+    pub now: Time,
+    pub ev: &'a mut EventQueue,
+    pub pk: &'a mut Packets,
+    pub ports: &'a [Port],
+    pub out: &'a mut Outbox,
+    /// Hosts are nodes 0..hosts; switches follow.
+    pub hosts: usize,
+    /// This mechanism's index, for its timers.
+    pub mech: u8,
+}
+
+impl HookCtx<'_> {
+    #[inline]
+    pub fn packet(&self, id: PktId) -> &Packet {
+        self.pk.get(id)
+    }
+    /// A packet made by a switch (a notification, a courier, a control frame), counted as such by the ledger.
+    pub fn make(&mut self, p: Packet) -> PktId {
+        self.pk.make(p)
+    }
+    /// A copy of a packet (a cached or retransmittable copy, a mirrored packet), counted as a copy.
+    pub fn copy(&mut self, id: PktId) -> PktId {
+        self.pk.copy(id)
+    }
+    /// The mechanism consumed a packet (a frame it read, a copy it no longer needs).
+    pub fn absorb(&mut self, id: PktId) {
+        self.pk.absorb(id)
+    }
+    /// Call this mechanism's `on_timer(key)` at `at`.
+    pub fn timer(&mut self, at: Time, key: u32) {
+        self.ev.schedule(at, Event::Mech(self.mech, key));
+    }
+    #[inline]
+    pub fn effect(&mut self, e: Effect) {
+        self.out.push(e);
+    }
+    /// Is `n` a host?
+    pub fn is_host(&self, n: NodeId) -> bool {
+        n.idx() < self.hosts
+    }
+}

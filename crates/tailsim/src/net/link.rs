@@ -1,0 +1,126 @@
+//! Stage: links. The end of serialization (`TxDone`: the `TRANSMIT` hook, then onto the wire, or a drop if the
+//! link is down), propagation in a FIFO whose head alone is in the event queue (`WireArrival`), corruption at
+//! the far end, the `ARRIVE` hook, and entry into the next node. Link-state changes and route re-convergence.
+
+use super::hooks::{Arrive, HookSet};
+use super::port::DropReason;
+use super::{drop_at, routing, Delivery, Network, Packets};
+use crate::engine::{Event, EventQueue};
+use crate::units::{NodeId, PktId, PortId, Time};
+
+impl Network {
+    pub fn on_tx_done(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) {
+        let id = self.tx_current[port.idx()].take().expect("TxDone without packet");
+        self.packet_hops += 1;
+        let pt = &mut self.ports[port.idx()];
+        pt.busy = false;
+        pt.stats.busy_time += now - pt.tx_start;
+        pt.stats.tx_packets += 1;
+        pt.stats.tx_bytes += pk.get(id).size as u64;
+        if !pt.up {
+            drop_at(pt, port, pk, &mut self.out, id, DropReason::LinkDown);
+        } else {
+            if pt.hooks.has(HookSet::TRANSMIT) {
+                self.each_mech(now, ev, pk, HookSet::TRANSMIT, |m, c| {
+                    m.on_transmit(c, port, id);
+                    None::<()>
+                });
+            }
+            let pt = &mut self.ports[port.idx()];
+            let at = now + pt.delay;
+            if pt.wire.push(at, id) {
+                ev.schedule(at, Event::WireArrival(port));
+            }
+        }
+        self.start_tx(now, ev, pk, port);
+    }
+
+    /// The head of a link's wire arrives at the far end. Returns a delivery when it reached a host.
+    pub fn on_wire_arrival(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) -> Delivery {
+        let pt = &mut self.ports[port.idx()];
+        let (id, next) = pt.wire.pop();
+        if let Some(t) = next {
+            ev.schedule(t, Event::WireArrival(port));
+        }
+        if pt.corrupt_p > 0.0 && self.port_rng[port.idx()].bernoulli(pt.corrupt_p) {
+            drop_at(pt, port, pk, &mut self.out, id, DropReason::Corrupt);
+            return None;
+        }
+        if pt.hooks.has(HookSet::ARRIVE) {
+            let verdict = self.each_mech(now, ev, pk, HookSet::ARRIVE, |m, c| match m.on_arrive(c, port, id) {
+                Arrive::Pass => None,
+                v => Some(v),
+            });
+            match verdict {
+                None | Some(Arrive::Pass) => {}
+                Some(Arrive::Consumed | Arrive::Held) => return None,
+                Some(Arrive::Drop(why)) => {
+                    drop_at(&mut self.ports[port.idx()], port, pk, &mut self.out, id, why);
+                    return None;
+                }
+            }
+        }
+        self.enter_node(now, ev, pk, port, id)
+    }
+
+    /// A packet that crossed link `port` enters the node at its far end: a host receives it, a switch routes
+    /// it. A link-local frame that got this far was not consumed by any mechanism: it is dropped, never
+    /// forwarded.
+    #[inline]
+    pub(super) fn enter_node(
+        &mut self,
+        now: Time,
+        ev: &mut EventQueue,
+        pk: &mut Packets,
+        port: PortId,
+        id: PktId,
+    ) -> Delivery {
+        if pk.get(id).kind.is_link_local() {
+            drop_at(&mut self.ports[port.idx()], port, pk, &mut self.out, id, DropReason::Unclaimed);
+            return None;
+        }
+        let pt = &self.ports[port.idx()];
+        let (peer, in_port) = (pt.peer, pt.reverse);
+        if self.is_host(peer) {
+            return self.host_arrival(now, ev, pk, port, peer, id);
+        }
+        self.switch_ingress(now, ev, pk, peer, in_port, id);
+        None
+    }
+
+    /// Set a link's state in both directions (down drops what is transmitted on it; degrade sets corruption).
+    /// Returns whether the link exists. With re-routing on, a change of up/down re-converges the routes after
+    /// the detection delay (`Event::Reconverge`).
+    pub fn set_link(&mut self, a: NodeId, b: NodeId, up: Option<bool>, corrupt: Option<f64>) -> bool {
+        let mut found = false;
+        for pt in self.ports.iter_mut() {
+            if (pt.node == a && pt.peer == b) || (pt.node == b && pt.peer == a) {
+                found = true;
+                if let Some(u) = up {
+                    pt.up = u;
+                }
+                if let Some(c) = corrupt {
+                    pt.corrupt_p = c;
+                }
+            }
+        }
+        found
+    }
+
+    /// Recompute every switch's routes over the links that are up now (shortest paths, equal-cost sets). A
+    /// destination that no switch can reach any more gets no route: its packets are dropped (`NoRoute`) at the
+    /// switch where they find none. Ideal completion times keep using the healthy fabric's routes.
+    pub fn reconverge(&mut self) {
+        let n = self.hosts.len() + self.switches.len();
+        let mut adj = vec![Vec::new(); n];
+        for (i, p) in self.ports.iter().enumerate() {
+            if p.up {
+                adj[p.node.idx()].push((PortId(i as u32), p.peer));
+            }
+        }
+        let tables = routing::build_tables(&adj, self.hosts.len(), false).expect("lenient routing never fails");
+        for (sw, t) in self.switches.iter_mut().zip(tables.into_iter().skip(self.hosts.len())) {
+            sw.set_routes(t);
+        }
+    }
+}

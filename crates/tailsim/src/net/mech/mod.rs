@@ -1,0 +1,106 @@
+//! Switch mechanisms: additions to the datapath that act only through its hooks (`net/hooks.rs`).
+//!
+//! A mechanism is a type implementing [`Hooks`] (every method has a do-nothing default: write only the hooks
+//! it uses), in a file of its own here, registered by one line in `mechanisms!` below and installed on the
+//! ports it covers by the configuration (`config/mechanisms.rs`). The registry turns the list into the enum
+//! [`Mech`] and one `match` per hook, so the packet path has no trait objects. `docs/architecture.md` walks
+//! through `bounce.rs` as the worked example.
+
+pub mod adaptive_lb;
+pub mod bounce;
+
+use crate::net::hooks::{Admit, Arrive, HookCtx, HookSet};
+use crate::net::port::DropReason;
+use crate::units::{PktId, PortId};
+
+/// What a mechanism can do. `HOOKS` says which hook points it implements; `Network::install` sets those bits on
+/// the ports it covers, and a hook is called only on ports whose bit is set.
+pub trait Hooks {
+    /// The name used in summary.json (`mechanisms.<name>`) and in messages.
+    const NAME: &'static str;
+    const HOOKS: HookSet;
+    /// A packet reached a switch through ingress port `at` (this switch's port towards the sender). Return a
+    /// port from `cands` (the equal-cost next hops) to override the switch's load balancing.
+    fn on_ingress(&mut self, _c: &mut HookCtx, _at: PortId, _id: PktId, _cands: &[PortId]) -> Option<PortId> {
+        None
+    }
+    /// A packet is about to join the queue of egress port `at`.
+    fn on_admit(&mut self, _c: &mut HookCtx, _at: PortId, _id: PktId) -> Admit {
+        Admit::Queue
+    }
+    /// Egress port `at` took a packet from its queue to serialize it.
+    fn on_dequeue(&mut self, _c: &mut HookCtx, _at: PortId, _id: PktId) {}
+    /// Port `at` finished serializing a packet, which now enters the wire.
+    fn on_transmit(&mut self, _c: &mut HookCtx, _at: PortId, _id: PktId) {}
+    /// A packet reached the far end of the link driven by port `at`.
+    fn on_arrive(&mut self, _c: &mut HookCtx, _at: PortId, _id: PktId) -> Arrive {
+        Arrive::Pass
+    }
+    /// A packet was dropped at port `at` for `why`; it is freed after this returns.
+    fn on_drop(&mut self, _c: &mut HookCtx, _at: PortId, _id: PktId, _why: DropReason) {}
+    /// A timer this mechanism set with `HookCtx::timer`.
+    fn on_timer(&mut self, _c: &mut HookCtx, _key: u32) {}
+    /// Every packet the mechanism holds (for the ledger).
+    fn held(&self, _f: &mut dyn FnMut(PktId)) {}
+    /// Its counters, for summary.json.
+    fn summary(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+}
+
+macro_rules! mechanisms {
+    ($($(#[$m:meta])* $variant:ident($ty:ty),)*) => {
+        /// Every mechanism tailsim has (the registry: one line each).
+        pub enum Mech {
+            $($(#[$m])* $variant($ty),)*
+        }
+
+        impl Mech {
+            pub fn name(&self) -> &'static str {
+                match self { $($(#[$m])* Mech::$variant(_) => <$ty as Hooks>::NAME,)* }
+            }
+            pub fn hooks(&self) -> HookSet {
+                match self { $($(#[$m])* Mech::$variant(_) => <$ty as Hooks>::HOOKS,)* }
+            }
+            #[inline]
+            pub fn on_ingress(&mut self, c: &mut HookCtx, at: PortId, id: PktId, cands: &[PortId]) -> Option<PortId> {
+                match self { $($(#[$m])* Mech::$variant(m) => m.on_ingress(c, at, id, cands),)* }
+            }
+            #[inline]
+            pub fn on_admit(&mut self, c: &mut HookCtx, at: PortId, id: PktId) -> Admit {
+                match self { $($(#[$m])* Mech::$variant(m) => m.on_admit(c, at, id),)* }
+            }
+            #[inline]
+            pub fn on_dequeue(&mut self, c: &mut HookCtx, at: PortId, id: PktId) {
+                match self { $($(#[$m])* Mech::$variant(m) => m.on_dequeue(c, at, id),)* }
+            }
+            #[inline]
+            pub fn on_transmit(&mut self, c: &mut HookCtx, at: PortId, id: PktId) {
+                match self { $($(#[$m])* Mech::$variant(m) => m.on_transmit(c, at, id),)* }
+            }
+            #[inline]
+            pub fn on_arrive(&mut self, c: &mut HookCtx, at: PortId, id: PktId) -> Arrive {
+                match self { $($(#[$m])* Mech::$variant(m) => m.on_arrive(c, at, id),)* }
+            }
+            pub fn on_drop(&mut self, c: &mut HookCtx, at: PortId, id: PktId, why: DropReason) {
+                match self { $($(#[$m])* Mech::$variant(m) => m.on_drop(c, at, id, why),)* }
+            }
+            pub fn on_timer(&mut self, c: &mut HookCtx, key: u32) {
+                match self { $($(#[$m])* Mech::$variant(m) => m.on_timer(c, key),)* }
+            }
+            pub fn held(&self, f: &mut dyn FnMut(PktId)) {
+                match self { $($(#[$m])* Mech::$variant(m) => m.held(f),)* }
+            }
+            pub fn summary(&self) -> serde_json::Value {
+                match self { $($(#[$m])* Mech::$variant(m) => m.summary(),)* }
+            }
+        }
+    };
+}
+
+mechanisms! {
+    AdaptiveLb(adaptive_lb::AdaptiveLb),
+    BounceDrop(bounce::BounceDrop),
+    #[cfg(test)]
+    Probe(crate::net::tests::Probe),
+}

@@ -1,0 +1,165 @@
+//! Stage: switches. Ingress: routing by destination over the equal-cost next hops, the switch's load
+//! balancing (per-flow hash or per-packet spray), the `INGRESS` hook (which may choose another of those
+//! ports); then the fixed forwarding delay (a FIFO whose head alone is in the event queue) to the egress
+//! queue.
+
+use super::hooks::HookSet;
+use super::port::DropReason;
+use super::routing::RouteTable;
+use super::{drop_at, BufferPolicy, NetParams, Network, Packets};
+use crate::engine::{Event, EventQueue, Pipe, Rng};
+use crate::net::topology::SwitchSpec;
+use crate::units::{NodeId, PktId, PortId, Time};
+
+/// How a switch picks among equal-cost next hops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadBalance {
+    /// Per-flow: hash of the flow's 5-tuple (all packets of a flow direction take one path).
+    Ecmp,
+    /// Per-packet: uniformly random next hop.
+    Spray,
+}
+
+pub struct Switch {
+    pub name: String,
+    pub ports: Vec<PortId>,
+    /// Fixed forwarding latency from the end of reception to joining the egress queue.
+    pub delay: Time,
+    pub fwd: Pipe,
+    pub routes: RouteTable,
+    /// The routes of the healthy fabric, kept once routes first re-converge (for ideal completion times).
+    healthy: Option<RouteTable>,
+    pub buffer: BufferPolicy,
+    /// Bytes in the shared pool (all ports).
+    pub used: u64,
+    pub rng: Rng,
+    salt: u32,
+}
+
+impl Switch {
+    pub(super) fn new(s: &SwitchSpec, i: usize, ports: Vec<PortId>, routes: RouteTable, prm: &NetParams) -> Switch {
+        Switch {
+            name: s.name.clone(),
+            ports,
+            delay: s.delay,
+            fwd: Pipe::default(),
+            routes,
+            healthy: None,
+            buffer: prm.buffer,
+            used: 0,
+            rng: Rng::new(prm.seed, "switch-spray", i as u64),
+            salt: mix32(i as u32 ^ 0x5bd1_e995),
+        }
+    }
+    /// The routes of the fabric before any link changed state.
+    pub fn healthy_routes(&self) -> &RouteTable {
+        self.healthy.as_ref().unwrap_or(&self.routes)
+    }
+    pub(super) fn set_routes(&mut self, t: RouteTable) {
+        let old = std::mem::replace(&mut self.routes, t);
+        self.healthy.get_or_insert(old);
+    }
+}
+
+impl Network {
+    /// A packet enters switch `s` through `in_port` (its port towards the previous hop; `PortId::NONE` for a
+    /// packet a mechanism made here): choose its output port and send it through the forwarding delay.
+    pub(super) fn switch_ingress(
+        &mut self,
+        now: Time,
+        ev: &mut EventQueue,
+        pk: &mut Packets,
+        s: NodeId,
+        in_port: PortId,
+        id: PktId,
+    ) {
+        let lb = self.lb;
+        let hosts = self.hosts.len();
+        let sw = &mut self.switches[s.idx() - hosts];
+        let p = pk.get_mut(id);
+        p.hops = p.hops.saturating_add(1);
+        p.in_port = in_port;
+        let cands = sw.routes.candidates(p.dst);
+        let mut out = match cands.len() {
+            0 => return self.no_route(s, in_port, pk, id),
+            1 => cands[0],
+            n => match lb {
+                LoadBalance::Ecmp => cands[(mix32(p.hash ^ sw.salt) % n as u32) as usize],
+                LoadBalance::Spray => cands[sw.rng.below(n as u32) as usize],
+            },
+        };
+        if in_port != PortId::NONE && self.ports[in_port.idx()].hooks.has(HookSet::INGRESS) {
+            out = self.ingress_hooks(now, ev, pk, s, in_port, id, out);
+        }
+        pk.get_mut(id).out_port = out;
+        let sw = &mut self.switches[s.idx() - hosts];
+        let delay = sw.delay;
+        if delay.0 == 0 {
+            self.enqueue(now, ev, pk, out, id);
+        } else if sw.fwd.push(now + delay, id) {
+            ev.schedule(now + delay, Event::SwitchForward(s));
+        }
+    }
+
+    /// The mechanisms' choice of output port, if one makes it.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)] // the stage's state, passed on from the hot path
+    fn ingress_hooks(
+        &mut self,
+        now: Time,
+        ev: &mut EventQueue,
+        pk: &mut Packets,
+        s: NodeId,
+        in_port: PortId,
+        id: PktId,
+        chosen: PortId,
+    ) -> PortId {
+        let hosts = self.hosts.len();
+        let dst = pk.get(id).dst;
+        let Network { switches, mechs, ports, out, .. } = self;
+        let cands = switches[s.idx() - hosts].routes.candidates(dst);
+        for (i, m) in mechs.iter_mut().enumerate() {
+            if m.hooks().has(HookSet::INGRESS) {
+                let mut c = super::hooks::HookCtx {
+                    now,
+                    ev: &mut *ev,
+                    pk: &mut *pk,
+                    ports,
+                    out: &mut *out,
+                    hosts,
+                    mech: i as u8,
+                };
+                if let Some(p) = m.on_ingress(&mut c, in_port, id, cands) {
+                    return p;
+                }
+            }
+        }
+        chosen
+    }
+
+    /// No route to the packet's destination (every path to it is down): drop it at its ingress port (a packet
+    /// made at this switch, at the switch's first port).
+    #[inline(never)]
+    fn no_route(&mut self, s: NodeId, in_port: PortId, pk: &mut Packets, id: PktId) {
+        let at = if in_port == PortId::NONE { self.switches[s.idx() - self.hosts.len()].ports[0] } else { in_port };
+        drop_at(&mut self.ports[at.idx()], at, pk, &mut self.out, id, DropReason::NoRoute);
+    }
+
+    pub fn on_switch_forward(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, s: NodeId) {
+        let (id, next) = self.sw(s).fwd.pop();
+        if let Some(t) = next {
+            ev.schedule(t, Event::SwitchForward(s));
+        }
+        let out = pk.get(id).out_port;
+        self.enqueue(now, ev, pk, out, id);
+    }
+}
+
+#[inline]
+fn mix32(mut x: u32) -> u32 {
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7feb_352d);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846c_a68b);
+    x ^ (x >> 16)
+}
