@@ -208,12 +208,18 @@ impl World {
 
     /// A packet reached host `h`: a transport's packet goes to the transport; a network packet to the
     /// transport's notice handler (notices) or the host's sink (telemetry).
-    #[inline]
+    #[inline(always)]
     fn deliver(&mut self, h: NodeId, id: PktId) {
-        let kind = self.pk.get(id).kind;
-        if !kind.is_network() {
+        if !self.pk.get(id).kind.is_network() {
             self.with_transport(|tr, ctx| tr.on_packet(ctx, h, id));
-        } else if kind == PktKind::Notice {
+        } else {
+            self.deliver_network(h, id);
+        }
+    }
+
+    #[inline(never)]
+    fn deliver_network(&mut self, h: NodeId, id: PktId) {
+        if self.pk.get(id).kind == PktKind::Notice {
             self.net.hosts[h.idx()].sink.notices += 1;
             self.with_transport(|tr, ctx| tr.on_notice(ctx, h, id));
         } else {

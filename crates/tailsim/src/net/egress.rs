@@ -27,8 +27,8 @@ pub enum BufferPolicy {
 
 impl Network {
     /// A packet arrives at egress port `port`: the mechanisms' verdict first (if any), then the port's own
-    /// admission.
-    #[inline]
+    /// admission. Always inlined: a hook test in front of the out-of-line admission.
+    #[inline(always)]
     pub fn enqueue(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId, id: PktId) {
         if self.ports[port.idx()].hooks.has(HookSet::ADMIT) {
             let verdict = self.each_mech(now, ev, pk, HookSet::ADMIT, |m, c| match m.on_admit(c, port, id) {
@@ -114,24 +114,19 @@ impl Network {
     /// packet of a class that is not paused.
     pub(super) fn start_tx(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) {
         let pt = &mut self.ports[port.idx()];
-        if !pt.ctl.is_empty() {
+        // One test for both reasons to leave the fast path.
+        if pt.hooks.has(HookSet::FRAMES.with(HookSet::DEQUEUE)) {
+            return self.start_tx_hooked(now, ev, pk, port);
+        }
+        self.start_queued(now, ev, pk, port);
+    }
+
+    #[inline(never)]
+    fn start_tx_hooked(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) {
+        if self.ports[port.idx()].hooks.has(HookSet::FRAMES) {
             return self.start_frame(now, ev, pk, port);
         }
-        let Some(id) = pt.queue.pop(pt.paused, pk) else { return };
-        let size = pk.get(id).size as u64;
-        let nb = pt.bytes - size;
-        pt.occupancy_changed(now, nb);
-        pt.busy = true;
-        pt.tx_start = now;
-        let done = now + pt.rate.tx_time(size + pt.wire_overhead as u64);
-        let node = pt.node;
-        let hooks = pt.hooks;
-        self.tx_current[port.idx()] = Some(id);
-        ev.schedule(done, Event::TxDone(port));
-        if !self.is_host(node) {
-            self.sw(node).used -= size;
-        }
-        if hooks.has(HookSet::DEQUEUE) {
+        if let Some(id) = self.start_queued(now, ev, pk, port) {
             self.each_mech(now, ev, pk, HookSet::DEQUEUE, |m, c| {
                 m.on_dequeue(c, port, id);
                 None::<()>
@@ -139,11 +134,34 @@ impl Network {
         }
     }
 
+    /// Take the queue's next packet (of a class that is not paused) to the transmitter.
+    #[inline(always)]
+    fn start_queued(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) -> Option<PktId> {
+        let pt = &mut self.ports[port.idx()];
+        let id = pt.queue.pop(pt.paused, pk)?;
+        let size = pk.get(id).size as u64;
+        let nb = pt.bytes - size;
+        pt.occupancy_changed(now, nb);
+        pt.busy = true;
+        pt.tx_start = now;
+        let done = now + pt.rate.tx_time(size + pt.wire_overhead as u64);
+        let node = pt.node;
+        self.tx_current[port.idx()] = Some(id);
+        ev.schedule(done, Event::TxDone(port));
+        if !self.is_host(node) {
+            self.sw(node).used -= size;
+        }
+        Some(id)
+    }
+
     /// A control frame goes out ahead of the queue; it takes wire time but was never in the buffer.
     #[inline(never)]
     fn start_frame(&mut self, now: Time, ev: &mut EventQueue, pk: &Packets, port: PortId) {
         let pt = &mut self.ports[port.idx()];
-        let id = pt.ctl.pop_front().expect("checked");
+        let id = pt.ctl.pop_front().expect("flagged");
+        if pt.ctl.is_empty() {
+            pt.hooks = pt.hooks.without(HookSet::FRAMES);
+        }
         pt.busy = true;
         pt.tx_start = now;
         let done = now + pt.rate.tx_time(pk.get(id).size as u64 + pt.wire_overhead as u64);

@@ -3,7 +3,7 @@
 //!
 //! | hook | stage (file) | when | a mechanism may |
 //! |---|---|---|---|
-//! | `INGRESS` | switch (`switch.rs`) | a packet arrived at a switch; keyed by its ingress port | choose the output port among the equal-cost ones, account ingress bytes |
+//! | `INGRESS` | switch (`switch.rs`) | a packet arrived at a switch; installed on the switch's ingress port, tested on the link that arrives there | choose the output port among the equal-cost ones, account ingress bytes |
 //! | `ADMIT` | egress (`egress.rs`) | before buffer admission at an egress port | queue, drop (with a reason), or hold the packet upstream |
 //! | `DEQUEUE` | egress (`egress.rs`) | a packet leaves its queue for the transmitter | read telemetry (queue depth, sojourn), count drained bytes |
 //! | `TRANSMIT` | link (`link.rs`) | the last bit left; before the packet enters the wire | copy it |
@@ -36,6 +36,12 @@ impl HookSet {
     pub const TRANSMIT: HookSet = HookSet(1 << 3);
     pub const ARRIVE: HookSet = HookSet(1 << 4);
     pub const DROP: HookSet = HookSet(1 << 5);
+    /// Not a hook: control frames wait at this port (`Port::ctl`). Kept in the same byte so that the transmitter
+    /// tests frames and the dequeue hook with one load.
+    pub const FRAMES: HookSet = HookSet(1 << 6);
+    /// Not a hook: this port has sent control frames at some time, so arrivals over its link must be checked
+    /// for frames that no mechanism consumed (sticky; a link that never carried one skips the check).
+    pub const LINK_LOCAL: HookSet = HookSet(1 << 7);
 
     #[inline(always)]
     pub fn has(self, h: HookSet) -> bool {
@@ -43,6 +49,9 @@ impl HookSet {
     }
     pub const fn with(self, h: HookSet) -> HookSet {
         HookSet(self.0 | h.0)
+    }
+    pub const fn without(self, h: HookSet) -> HookSet {
+        HookSet(self.0 & !h.0)
     }
     pub fn is_empty(self) -> bool {
         self.0 == 0

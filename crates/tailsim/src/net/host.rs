@@ -96,7 +96,7 @@ impl Network {
     }
 
     /// A packet that crossed link `port` reaches host `h`: now, or after the host's receive delay.
-    #[inline]
+    #[inline(always)]
     pub(super) fn host_arrival(
         &mut self,
         now: Time,

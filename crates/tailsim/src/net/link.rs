@@ -19,20 +19,29 @@ impl Network {
         pt.stats.tx_bytes += pk.get(id).size as u64;
         if !pt.up {
             drop_at(pt, port, pk, &mut self.out, id, DropReason::LinkDown);
-        } else {
-            if pt.hooks.has(HookSet::TRANSMIT) {
-                self.each_mech(now, ev, pk, HookSet::TRANSMIT, |m, c| {
-                    m.on_transmit(c, port, id);
-                    None::<()>
-                });
-            }
-            let pt = &mut self.ports[port.idx()];
+        } else if !pt.hooks.has(HookSet::TRANSMIT) {
             let at = now + pt.delay;
             if pt.wire.push(at, id) {
                 ev.schedule(at, Event::WireArrival(port));
             }
+        } else {
+            self.transmit_hooked(now, ev, pk, port, id);
         }
         self.start_tx(now, ev, pk, port);
+    }
+
+    /// The transmit hooks, then onto the wire.
+    #[inline(never)]
+    fn transmit_hooked(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId, id: PktId) {
+        self.each_mech(now, ev, pk, HookSet::TRANSMIT, |m, c| {
+            m.on_transmit(c, port, id);
+            None::<()>
+        });
+        let pt = &mut self.ports[port.idx()];
+        let at = now + pt.delay;
+        if pt.wire.push(at, id) {
+            ev.schedule(at, Event::WireArrival(port));
+        }
     }
 
     /// The head of a link's wire arrives at the far end. Returns a delivery when it reached a host.
@@ -46,7 +55,18 @@ impl Network {
             drop_at(pt, port, pk, &mut self.out, id, DropReason::Corrupt);
             return None;
         }
-        if pt.hooks.has(HookSet::ARRIVE) {
+        // One test for every reason to leave the fast path: arrive or ingress hooks, or frames on this link.
+        if pt.hooks.has(HookSet::ARRIVE.with(HookSet::LINK_LOCAL).with(HookSet::INGRESS)) {
+            return self.arrive_hooked(now, ev, pk, port, id);
+        }
+        self.enter_node(now, ev, pk, port, HookSet::NONE, id)
+    }
+
+    /// Arrival over a link with arrive hooks, or one that has carried control frames: the mechanisms' verdict,
+    /// then a frame that no mechanism consumed is dropped (never forwarded), and anything else enters the node.
+    #[inline(never)]
+    fn arrive_hooked(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId, id: PktId) -> Delivery {
+        if self.ports[port.idx()].hooks.has(HookSet::ARRIVE) {
             let verdict = self.each_mech(now, ev, pk, HookSet::ARRIVE, |m, c| match m.on_arrive(c, port, id) {
                 Arrive::Pass => None,
                 v => Some(v),
@@ -60,31 +80,33 @@ impl Network {
                 }
             }
         }
-        self.enter_node(now, ev, pk, port, id)
+        if pk.get(id).kind.is_link_local() {
+            drop_at(&mut self.ports[port.idx()], port, pk, &mut self.out, id, DropReason::Unclaimed);
+            return None;
+        }
+        let hooks = self.ports[port.idx()].hooks;
+        self.enter_node(now, ev, pk, port, hooks, id)
     }
 
     /// A packet that crossed link `port` enters the node at its far end: a host receives it, a switch routes
-    /// it. A link-local frame that got this far was not consumed by any mechanism: it is dropped, never
-    /// forwarded.
-    #[inline]
+    /// it. (Never a link-local frame: those end at the link, `arrive_hooked`.) `hooks` are the link's flags
+    /// as far as ingress hooks go (`HookSet::NONE` on the fast path, where there are none).
+    #[inline(always)]
     pub(super) fn enter_node(
         &mut self,
         now: Time,
         ev: &mut EventQueue,
         pk: &mut Packets,
         port: PortId,
+        hooks: HookSet,
         id: PktId,
     ) -> Delivery {
-        if pk.get(id).kind.is_link_local() {
-            drop_at(&mut self.ports[port.idx()], port, pk, &mut self.out, id, DropReason::Unclaimed);
-            return None;
-        }
         let pt = &self.ports[port.idx()];
         let (peer, in_port) = (pt.peer, pt.reverse);
         if self.is_host(peer) {
             return self.host_arrival(now, ev, pk, port, peer, id);
         }
-        self.switch_ingress(now, ev, pk, peer, in_port, id);
+        self.switch_ingress(now, ev, pk, peer, in_port, hooks, id);
         None
     }
 

@@ -83,13 +83,19 @@ impl Network {
         &mut self.switches[n.idx() - h]
     }
 
-    /// Install a mechanism on `ports`: its hook points are set on each of them.
+    /// Install a mechanism on `ports`: its hook points are set on each of them. The ingress hook of a switch
+    /// port is tested where packets arrive through it, on the link in the other direction (whose flags the
+    /// wire arrival has loaded already), so its bit goes on the reverse port.
     pub fn install(&mut self, m: Mech, ports: impl IntoIterator<Item = PortId>) {
         assert!(self.mechs.len() < u8::MAX as usize, "too many mechanisms");
         let hooks = m.hooks();
         for p in ports {
             let pt = &mut self.ports[p.idx()];
-            pt.hooks = pt.hooks | hooks;
+            pt.hooks = pt.hooks | hooks.without(HookSet::INGRESS);
+            if hooks.has(HookSet::INGRESS) {
+                let r = pt.reverse;
+                self.ports[r.idx()].hooks = self.ports[r.idx()].hooks | HookSet::INGRESS;
+            }
         }
         self.mechs.push(m);
     }
@@ -155,18 +161,20 @@ impl Network {
                         let nic = self.hosts[node.idx()].nic;
                         self.admit(now, ev, pk, nic, id);
                     } else {
-                        self.switch_ingress(now, ev, pk, node, PortId::NONE, id);
+                        self.switch_ingress(now, ev, pk, node, PortId::NONE, HookSet::NONE, id);
                     }
                 }
                 Effect::Frame { port, id } => {
                     let pt = &mut self.ports[port.idx()];
                     pt.ctl.push_back(id);
+                    pt.hooks = pt.hooks | HookSet::FRAMES | HookSet::LINK_LOCAL;
                     if !pt.busy {
                         self.start_tx(now, ev, pk, port);
                     }
                 }
                 Effect::Deliver { port, id } => {
-                    if let Some(d) = self.enter_node(now, ev, pk, port, id) {
+                    let hooks = self.ports[port.idx()].hooks;
+                    if let Some(d) = self.enter_node(now, ev, pk, port, hooks, id) {
                         delivered.push(d);
                     }
                 }

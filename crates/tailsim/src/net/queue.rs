@@ -25,7 +25,7 @@ impl PrioFifo {
         self.bytes[c] += p.size as u64;
     }
     /// Highest-priority packet whose class is not paused (`paused` bit c = class c held, for PFC).
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self, paused: u8, size_of: impl Fn(PktId) -> u32) -> Option<PktId> {
         for c in 0..CLASSES {
             if paused & (1 << c) != 0 {
@@ -72,7 +72,8 @@ pub enum QueueDisc {
 }
 
 impl QueueDisc {
-    #[inline]
+    // Always inlined into the transmitter's start (callgrind: out of line it costs 2 % of all instructions).
+    #[inline(always)]
     pub fn pop(&mut self, paused: u8, pk: &Packets) -> Option<PktId> {
         match self {
             QueueDisc::PrioFifo(q) => q.pop(paused, |i| pk.get(i).size),
