@@ -104,6 +104,9 @@ class Switch:
     shared_buffer: Optional[Size] = None
     alpha: Optional[float] = None
     ecn_threshold: Optional[Union[Size, Sequence[Size]]] = None
+    ecn_mode: Optional[str] = None  # "per-class" or "per-port"
+    trim: Optional[Size] = None  # NDP's trimming threshold
+    bounce: Optional[bool] = None  # drop notices to senders (net/mech/bounce.rs)
     delay: Optional[str] = None
     queue: Optional[str] = None  # "fifo" or "pfabric"
     starvation_prevention: Optional[bool] = None
@@ -117,7 +120,8 @@ class Switch:
 
 @dataclass
 class Routing:
-    load_balance: Optional[str] = None  # "ecmp" or "spray"
+    load_balance: Optional[str] = None  # "ecmp", "spray" or "adaptive"
+    reroute: Optional[str] = None  # failure-detection delay before routes re-converge, e.g. "50us"
 
     def to_dict(self) -> dict:
         return _dict(self)
