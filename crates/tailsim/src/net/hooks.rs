@@ -93,7 +93,8 @@ pub enum Arrive {
 /// A side effect, applied by `Network::drain` in the order asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Effect {
-    /// Free a dropped packet, after the drop hooks of its port have seen it. (The port counted it already.)
+    /// Drop a packet: counted at `port` for `why`, seen by the port's drop hooks, then freed. The datapath
+    /// uses it for drops at ports with drop hooks; a mechanism for a packet it held and gives up.
     Drop { port: PortId, id: PktId, why: DropReason },
     /// Join the egress queue of `port`: buffer admission applies, the admit hook does not (a mechanism
     /// releasing what it held, or injecting a packet it made or copied at a known port).
@@ -134,7 +135,7 @@ impl Outbox {
     pub fn len(&self) -> usize {
         self.q.len()
     }
-    /// Drops whose packets wait for their port's drop hooks.
+    /// Drops not applied yet (their packets are still held by the outbox, and not counted by a port).
     pub fn pending_drops(&self) -> usize {
         self.q.iter().filter(|e| matches!(e, Effect::Drop { .. })).count()
     }

@@ -149,10 +149,13 @@ impl Network {
         while let Some(e) = self.out.pop() {
             match e {
                 Effect::Drop { port, id, why } => {
-                    self.each_mech(now, ev, pk, HookSet::DROP, |m, c| {
-                        m.on_drop(c, port, id, why);
-                        None::<()>
-                    });
+                    self.ports[port.idx()].stats.drops[why as usize] += 1;
+                    if self.ports[port.idx()].hooks.has(HookSet::DROP) {
+                        self.each_mech(now, ev, pk, HookSet::DROP, |m, c| {
+                            m.on_drop(c, port, id, why);
+                            None::<()>
+                        });
+                    }
                     pk.drop_pkt(id);
                 }
                 Effect::Enqueue { port, id } => self.admit(now, ev, pk, port, id),
@@ -247,14 +250,15 @@ impl Network {
     }
 }
 
-/// Count a drop at `pt` and free the packet, or leave it to the drop hooks first (`Effect::Drop`) when the
-/// port has any. Takes the port and the outbox apart so it can be called while a port is borrowed.
+/// Drop a packet at `pt`: count it and free it at once, or, when the port has drop hooks, leave both to
+/// `Effect::Drop` so that the hooks see the packet first. Takes the port and the outbox apart so it can be
+/// called while a port is borrowed.
 #[inline]
 pub(crate) fn drop_at(pt: &mut Port, port: PortId, pk: &mut Packets, out: &mut Outbox, id: PktId, why: DropReason) {
-    pt.stats.drops[why as usize] += 1;
     if pt.hooks.has(HookSet::DROP) {
         out.push(Effect::Drop { port, id, why });
     } else {
+        pt.stats.drops[why as usize] += 1;
         pk.drop_pkt(id);
     }
 }

@@ -459,10 +459,11 @@ fn drop_hooks_see_the_packet_before_it_is_freed() {
         let id = pkt(&mut pk, 1500, 0);
         n.enqueue(Time::ZERO, &mut ev, &mut pk, port, id);
     }
-    // Two overflowed; their packets wait in the outbox for the hook, still counted.
-    assert_eq!((pk.dropped(), n.out.pending_drops()), (0, 2));
+    // Two overflowed; their packets wait in the outbox for the hook, held there and not yet counted.
+    assert_eq!((pk.dropped(), n.out.pending_drops(), n.ports[port.idx()].stats.all_drops()), (0, 2, 0));
     check(&pk, &n).unwrap();
     n.drain(Time::ZERO, &mut ev, &mut pk, &mut vec![]);
     assert_eq!((pk.dropped(), probe(&n).drops_seen), (2, 2));
+    assert_eq!(n.ports[port.idx()].stats.drops(DropReason::Overflow), 2);
     check(&pk, &n).unwrap();
 }
