@@ -26,13 +26,15 @@ static A: Counting = Counting;
 
 #[test]
 fn steady_state_moves_packets_without_allocating() {
-    // One test, run twice in sequence (the allocation counter is global to the process): plain, and with
-    // QJUMP policing just below line rate (a shaper's held queues grow with TCP's window, amortized).
-    steady_state("");
-    steady_state("[qjump]\nf = [140]\n");
+    // One test, run in sequence (the allocation counter is global to the process): plain; with QJUMP
+    // policing just below line rate (a shaper's held queues grow with TCP's window, amortized); and with
+    // switch mechanisms on the hooks (PFC frames, pauses and timers, adaptive load balancing, bounce drops).
+    steady_state("ecmp", "");
+    steady_state("ecmp", "[qjump]\nf = [140]\n");
+    steady_state("adaptive", "[pfc]\npause = \"3KB\"\nunpause = \"1500B\"\n");
 }
 
-fn steady_state(extra: &str) {
+fn steady_state(lb: &str, extra: &str) {
     // 16 long DCTCP flows across a leaf-spine fabric with ECMP and switch delays: every datapath element is
     // exercised (host delay lines, NIC and switch queues, wires, forwarding pipelines, timers).
     let mut trace = String::from("src,dst,size_bytes,start_us\n");
@@ -50,7 +52,7 @@ preset = "homa-144"
 buffer = "225KB"
 ecn_threshold = "30KB"
 [routing]
-load_balance = "ecmp"
+load_balance = "{lb}"
 [transport]
 kind = "dctcp"
 {extra}
@@ -65,6 +67,7 @@ path = "{}"
     use tailsim::units::Time;
     e.world.run(StopAt { time: Some(Time::ms(5)), max_events: None }, &mut |_| true);
     let hops0 = e.world.net.packet_hops;
+    let made0 = e.world.pk.made[1];
     let before = ALLOCS.load(Ordering::Relaxed);
     e.world.run(StopAt { time: Some(Time::ms(15)), max_events: None }, &mut |_| true);
     let allocs = ALLOCS.load(Ordering::Relaxed) - before;
@@ -73,6 +76,10 @@ path = "{}"
     assert_eq!(e.world.flows_finished, 0, "flows must still be running in the window");
     assert!(allocs == 0, "{allocs} allocations during {hops} packet-hops");
     e.world.check_conservation().unwrap();
+    if lb == "adaptive" {
+        let frames = e.world.pk.made[1] - made0;
+        assert!(frames > 100, "PFC must be sending frames in the window: {frames}");
+    }
     if let Some(q) = &e.world.net.qjump {
         assert!(
             q.stats[0].policed > 100 && q.stats[0].admitted > 10_000,

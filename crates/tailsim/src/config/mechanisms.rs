@@ -3,6 +3,7 @@
 
 use super::build::{Ctx, R};
 use super::schema::ExperimentConfig;
+use crate::net::mech::pfc::{Pfc, PfcParams};
 use crate::net::mech::{adaptive_lb::AdaptiveLb, bounce::BounceDrop, Mech};
 use crate::net::Network;
 use crate::units::Time;
@@ -16,6 +17,26 @@ pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, net: &mut Network) -> R<(
             ));
         }
         net.reroute = Some(d.0);
+    }
+    if let Some(p) = &cfg.pfc {
+        let pause = p.pause.map_or(8192, |s| s.0);
+        let unpause = p.unpause.map_or(4557, |s| s.0);
+        if pause == 0 {
+            return Err(c.err("pfc.pause", "must be at least 1 byte"));
+        }
+        if unpause >= pause {
+            return Err(c.err("pfc.unpause", format!("must be below pfc.pause ({pause} B), found {unpause} B")));
+        }
+        if cfg.switch.queue.as_deref() == Some("pfabric") {
+            return Err(c.err("pfc", "PFC pauses priority classes of FIFO queues; pFabric queues have none"));
+        }
+        if net.ports.iter().any(|p| p.trim.is_some()) {
+            // A trimmed packet changes size and class between the ingress charge and the release.
+            return Err(c.err("pfc", "PFC does not combine with trimming switches (transport \"ndp\")"));
+        }
+        let prm = PfcParams { pause, unpause, response: p.response.map_or(Time::ZERO, |d| d.0) };
+        let ports: Vec<_> = net.switch_ports().collect();
+        net.install(Mech::Pfc(Pfc::new(prm, net.ports.len())), ports);
     }
     if cfg.routing.load_balance.as_deref() == Some("adaptive") {
         let ports: Vec<_> = net.switch_ports().collect();

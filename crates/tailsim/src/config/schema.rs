@@ -29,6 +29,8 @@ pub struct ExperimentConfig {
     pub stop: StopCfg,
     /// QJUMP's host regulators (absent = none).
     pub qjump: Option<QjumpCfg>,
+    /// Priority flow control at every switch (net/mech/pfc.rs).
+    pub pfc: Option<PfcCfg>,
     #[serde(default)]
     pub output: OutputCfg,
 }
@@ -288,6 +290,17 @@ pub struct OutputCfg {
     pub warmup: Option<Duration>,
     /// Sample every port's queue occupancy at this interval into queues.parquet (off by default).
     pub queue_sample: Option<Duration>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PfcCfg {
+    /// Drain bytes of a class at an ingress port above which the class is paused (default 8192 B, DeTail).
+    pub pause: Option<Size>,
+    /// Drain bytes at or below which a paused class is resumed (default 4557 B, DeTail).
+    pub unpause: Option<Size>,
+    /// Time from a frame's arrival at the upstream port to its effect (default 0).
+    pub response: Option<Duration>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]

@@ -123,6 +123,8 @@ impl Network {
         let dst = pk.get(id).dst;
         let Network { switches, mechs, ports, out, .. } = self;
         let cands = switches[s.idx() - hosts].routes.candidates(dst);
+        // Every mechanism sees the packet (some only account for it); the first that chooses a port wins.
+        let mut choice = None;
         for (i, m) in mechs.iter_mut().enumerate() {
             if m.hooks().has(HookSet::INGRESS) {
                 let mut c = super::hooks::HookCtx {
@@ -134,12 +136,11 @@ impl Network {
                     hosts,
                     mech: i as u8,
                 };
-                if let Some(p) = m.on_ingress(&mut c, in_port, id, cands) {
-                    return p;
-                }
+                let p = m.on_ingress(&mut c, in_port, id, cands);
+                choice = choice.or(p);
             }
         }
-        chosen
+        choice.unwrap_or(chosen)
     }
 
     /// No route to the packet's destination (every path to it is down): drop it at its ingress port (a packet

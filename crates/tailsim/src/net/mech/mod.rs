@@ -8,6 +8,7 @@
 
 pub mod adaptive_lb;
 pub mod bounce;
+pub mod pfc;
 
 use crate::net::hooks::{Admit, Arrive, HookCtx, HookSet};
 use crate::net::port::DropReason;
@@ -101,6 +102,7 @@ macro_rules! mechanisms {
 mechanisms! {
     AdaptiveLb(adaptive_lb::AdaptiveLb),
     BounceDrop(bounce::BounceDrop),
+    Pfc(pfc::Pfc),
     #[cfg(test)]
     Probe(crate::net::tests::Probe),
 }
