@@ -11,8 +11,12 @@ use tailsim::units::PortId;
 /// Two leaves of 4 hosts, one spine, 10 Gbps and 1 us everywhere; per-port buffers of `buffer`; NIC queues
 /// unlimited (a paused NIC holds what its transport sends).
 fn fabric(buffer: &str, extra: &str) -> String {
+    fabric_spines(1, buffer, extra)
+}
+
+fn fabric_spines(spines: u32, buffer: &str, extra: &str) -> String {
     format!(
-        "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 4\nedge_rate = \"10Gbps\"\n\
+        "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = {spines}\nhosts_per_leaf = 4\nedge_rate = \"10Gbps\"\n\
          core_rate = \"10Gbps\"\nedge_delay = \"1us\"\ncore_delay = \"1us\"\n[switch]\nbuffer = \"{buffer}\"\n\
          [host]\nnic_buffer = \"unlimited\"\n[transport]\nkind = \"tcp\"\ninit_cwnd = 10\nmin_rto = \"200us\"\n{extra}\n"
     )
@@ -99,14 +103,18 @@ fn drain_bytes_match_a_recount_of_the_packets_in_the_switches() {
 
 #[test]
 fn pfc_with_adaptive_load_balancing_is_deterministic_and_lossless() {
+    // Two spines, so the load balancer chooses at the leaves' ingress, where PFC must still account for every
+    // packet (both are ingress mechanisms; the balancer is installed first).
     let toml = format!(
         "seed = 4\n{}[routing]\nload_balance = \"adaptive\"\n[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\n\
-         load = 0.7\nflows = 300\n",
-        fabric("60KB", "[pfc]\n").replace("min_rto", "fast_retransmit = false\nmin_rto")
+         load = 0.7\nflows = 300\n[stop]\ntime = \"1s\"\n",
+        fabric_spines(2, "60KB", "[pfc]\n").replace("min_rto", "fast_retransmit = false\nmin_rto")
     );
     let (e1, s1) = run(&toml);
     let (e2, s2) = run(&toml);
+    assert_eq!(s1.flows_finished, 300);
     assert_eq!(s1.packets.dropped, 0, "{:?}", s1.packets);
+    assert!(s1.mechanisms["adaptive_lb"]["decisions"].as_u64().unwrap() > 1000);
     assert!(pfc(&e1).stats.pause_frames > 0);
     let key = |e: &tailsim::Experiment, s: &tailsim::Summary| {
         (

@@ -18,6 +18,12 @@ pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, net: &mut Network) -> R<(
         }
         net.reroute = Some(d.0);
     }
+    // Before PFC: at ingress, every mechanism sees each packet (PFC accounts) and the first to choose a port
+    // wins (adaptive load balancing), whatever the order; tests/pfc.rs relies on this order to check it.
+    if cfg.routing.load_balance.as_deref() == Some("adaptive") {
+        let ports: Vec<_> = net.switch_ports().collect();
+        net.install(Mech::AdaptiveLb(AdaptiveLb::new(cfg.seed)), ports);
+    }
     if let Some(p) = &cfg.pfc {
         let pause = p.pause.map_or(8192, |s| s.0);
         let unpause = p.unpause.map_or(4557, |s| s.0);
@@ -37,10 +43,6 @@ pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, net: &mut Network) -> R<(
         let prm = PfcParams { pause, unpause, response: p.response.map_or(Time::ZERO, |d| d.0) };
         let ports: Vec<_> = net.switch_ports().collect();
         net.install(Mech::Pfc(Pfc::new(prm, net.ports.len())), ports);
-    }
-    if cfg.routing.load_balance.as_deref() == Some("adaptive") {
-        let ports: Vec<_> = net.switch_ports().collect();
-        net.install(Mech::AdaptiveLb(AdaptiveLb::new(cfg.seed)), ports);
     }
     if cfg.switch.bounce == Some(true) {
         let ports: Vec<_> = net.switch_ports().collect();

@@ -467,3 +467,26 @@ fn drop_hooks_see_the_packet_before_it_is_freed() {
     assert_eq!(n.ports[port.idx()].stats.drops(DropReason::Overflow), 2);
     check(&pk, &n).unwrap();
 }
+
+#[test]
+fn pfc_drain_bytes_are_cumulative_over_higher_priorities() {
+    use super::mech::pfc::{Pfc, PfcParams};
+    // Host 0's port at the leaf is paused, so packets from the spine pile up in the leaf, charged to its
+    // ingress port from the spine: 6 x 1500 B of class 1, then 1500 B of class 6. Class 6's own bytes are far
+    // below the threshold, but its drain bytes include class 1's, so the spine must stop sending class 6 too.
+    let (mut n, port) = net(BufferPolicy::Unlimited, u64::MAX);
+    let prm = PfcParams { pause: 8192, unpause: 4557, response: Time::ZERO };
+    let ports: Vec<PortId> = n.switch_ports().collect();
+    n.install(Mech::Pfc(Pfc::new(prm, n.ports.len())), ports);
+    n.ports[port.idx()].paused = 0xff;
+    let spine_down = PortId(n.ports.iter().position(|p| p.node.0 == 5 && p.peer.0 == 4).unwrap() as u32);
+    let (mut ev, mut pk) = (EventQueue::new(), Packets::default());
+    for class in [1, 1, 1, 1, 1, 1, 6] {
+        let id = pkt(&mut pk, 1500, class);
+        n.enqueue(Time::ZERO, &mut ev, &mut pk, spine_down, id);
+    }
+    run_net(&mut n, &mut ev, &mut pk, Time::ms(1));
+    let paused = n.ports[spine_down.idx()].paused;
+    assert_eq!(paused, 0b1111_1110, "classes 1-7 paused at the spine, class 0 not: {paused:08b}");
+    check(&pk, &n).unwrap();
+}
