@@ -57,8 +57,7 @@ fn an_incast_that_drops_without_pfc_is_lossless_with_it() {
 #[test]
 fn ingress_occupancy_stays_within_the_threshold_plus_the_reaction_headroom() {
     // After a pause is sent, at most what the upstream port is serializing, the frame's own time, the bytes on
-    // the 1 us wire in both directions and the response time at 10 Gbps can still arrive. (The egress buffer
-    // must hold that much from each of the congested port's four ingress ports: 100 KB does.)
+    // the 1 us wire in both directions and the response time at 10 Gbps can still arrive.
     for response_us in [0u64, 5] {
         let pfc_cfg = format!("[pfc]\npause = \"8KB\"\nunpause = \"4KB\"\nresponse = \"{response_us}us\"\n");
         let (e, s) = incast_buffer("100KB", &pfc_cfg, "");
@@ -136,4 +135,36 @@ fn pfc_keys_are_checked() {
     assert!(e.contains("trimming"), "{e}");
     let e = config_error(&with_incast("pfabric-144", "[pfc]\npaus = \"4KB\""));
     assert!(e.contains("paus"), "{e}");
+}
+
+#[test]
+fn detail_and_lossless_packet_scatter_drop_nothing() {
+    // The thesis's D4: no congestion drops with DeTail (PFC + favoured-port load balancing) or LPS (PFC +
+    // uniform random ports), where flow hashing without PFC drops.
+    let base = |lb: &str, pfc: &str| {
+        format!(
+            "seed = 2\n{}[routing]\nload_balance = \"{lb}\"\n[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\n\
+             load = 0.8\nflows = 200\n[stop]\ntime = \"1s\"\n",
+            fabric_spines(2, "40KB", pfc).replace("min_rto", "fast_retransmit = false\nmin_rto")
+        )
+    };
+    let (_, fh) = run(&base("ecmp", ""));
+    assert!(fh.packets.drops[DropReason::Overflow] > 0, "{:?}", fh.packets);
+    for lb in ["detail", "spray"] {
+        let (e, s) = run(&base(lb, "[pfc]\n"));
+        assert_eq!(s.flows_finished, 200, "{lb}");
+        assert_eq!(s.packets.dropped, 0, "{lb}: {:?}", s.packets);
+        assert!(pfc(&e).stats.pause_frames > 0, "{lb}");
+    }
+}
+
+#[test]
+fn alb_threshold_keys_are_checked() {
+    let e = config_error(&with_incast(
+        "pfabric-144",
+        "[routing]\nload_balance = \"detail\"\nalb_thresholds = [\"64KB\", \"16KB\"]",
+    ));
+    assert!(e.contains("routing.alb_thresholds") && e.contains("increasing"), "{e}");
+    let e = config_error(&with_incast("pfabric-144", "[routing]\nalb_thresholds = [\"16KB\"]"));
+    assert!(e.contains("routing.alb_thresholds") && e.contains("detail"), "{e}");
 }

@@ -620,11 +620,12 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         "ecmp" => LoadBalance::Ecmp,
         "spray" => LoadBalance::Spray,
         // The mechanism overrides the hash's choice at every switch with more than one next hop.
-        "adaptive" => LoadBalance::Ecmp,
+        "adaptive" | "detail" => LoadBalance::Ecmp,
         o => {
-            return Err(
-                c.err("routing.load_balance", format!("expected \"ecmp\", \"spray\" or \"adaptive\", found \"{o}\""))
-            )
+            return Err(c.err(
+                "routing.load_balance",
+                format!("expected \"ecmp\", \"spray\", \"adaptive\" or \"detail\", found \"{o}\""),
+            ))
         }
     };
     let h = &cfg.host;

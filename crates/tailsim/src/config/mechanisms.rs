@@ -3,8 +3,9 @@
 
 use super::build::{Ctx, R};
 use super::schema::ExperimentConfig;
+use crate::net::mech::adaptive_lb::{AdaptiveLb, Rule};
 use crate::net::mech::pfc::{Pfc, PfcParams};
-use crate::net::mech::{adaptive_lb::AdaptiveLb, bounce::BounceDrop, Mech};
+use crate::net::mech::{bounce::BounceDrop, Mech};
 use crate::net::Network;
 use crate::units::Time;
 
@@ -20,9 +21,30 @@ pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, net: &mut Network) -> R<(
     }
     // Before PFC: at ingress, every mechanism sees each packet (PFC accounts) and the first to choose a port
     // wins (adaptive load balancing), whatever the order; tests/pfc.rs relies on this order to check it.
-    if cfg.routing.load_balance.as_deref() == Some("adaptive") {
+    let rule = match cfg.routing.load_balance.as_deref() {
+        Some("adaptive") => Some(Rule::LeastQueued),
+        Some("detail") => {
+            let t: Vec<u64> = cfg
+                .routing
+                .alb_thresholds
+                .as_ref()
+                .map_or(vec![16 << 10, 64 << 10], |v| v.iter().map(|s| s.0).collect());
+            if t.is_empty() || t[0] == 0 || t.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(c.err(
+                    "routing.alb_thresholds",
+                    "expected positive sizes in increasing order, e.g. [\"16KiB\", \"64KiB\"]",
+                ));
+            }
+            Some(Rule::Favoured(t))
+        }
+        _ => None,
+    };
+    if cfg.routing.alb_thresholds.is_some() && !matches!(rule, Some(Rule::Favoured(_))) {
+        return Err(c.err("routing.alb_thresholds", "applies only with routing.load_balance = \"detail\""));
+    }
+    if let Some(rule) = rule {
         let ports: Vec<_> = net.switch_ports().collect();
-        net.install(Mech::AdaptiveLb(AdaptiveLb::new(cfg.seed)), ports);
+        net.install(Mech::AdaptiveLb(AdaptiveLb::new(cfg.seed, rule)), ports);
     }
     if let Some(p) = &cfg.pfc {
         let pause = p.pause.map_or(8192, |s| s.0);

@@ -154,8 +154,11 @@ pub struct SwitchCfg {
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct RoutingCfg {
-    /// "ecmp" (default), "spray" or "adaptive" (least-queued equal-cost port, net/mech/adaptive_lb.rs).
+    /// "ecmp" (default), "spray", "adaptive" (least-queued equal-cost port) or "detail" (DeTail's favoured
+    /// ports; net/mech/adaptive_lb.rs).
     pub load_balance: Option<String>,
+    /// With "detail": drain-byte thresholds of the favoured-port sets, increasing (default 16 KiB, 64 KiB).
+    pub alb_thresholds: Option<Vec<Size>>,
     /// Re-converge routes this long after a link goes down or up (absent: routes never change).
     pub reroute: Option<Duration>,
 }

@@ -37,18 +37,27 @@ impl Network {
             });
             match verdict {
                 None | Some(Admit::Queue) => {}
+                Some(Admit::Accept) => return self.admit(now, ev, pk, port, id, true),
                 Some(Admit::Hold) => return,
                 Some(Admit::Drop(why)) => {
                     return drop_at(&mut self.ports[port.idx()], port, pk, &mut self.out, id, why);
                 }
             }
         }
-        self.admit(now, ev, pk, port, id);
+        self.admit(now, ev, pk, port, id, false);
     }
 
     /// Buffer admission, ECN marking and queueing at an egress port (no hooks: also how a mechanism's
-    /// released or injected packet joins a queue).
-    pub(super) fn admit(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId, id: PktId) {
+    /// released or injected packet joins a queue). `lossless`: past the buffer's limit (`Admit::Accept`).
+    pub(super) fn admit(
+        &mut self,
+        now: Time,
+        ev: &mut EventQueue,
+        pk: &mut Packets,
+        port: PortId,
+        id: PktId,
+        lossless: bool,
+    ) {
         let node = self.ports[port.idx()].node;
         let (mut size, mut class, ect) = {
             let p = pk.get(id);
@@ -71,16 +80,17 @@ impl Network {
                 (Some(lim), _) | (None, BufferPolicy::PerPort(lim)) => Some(lim),
                 _ => None,
             };
-            let admit = match (cap, policy) {
-                (Some(total), _) => match pt.class_reserve {
-                    Some((reserve, classes)) => q.admits_reserved(class, size, total, reserve, classes as usize),
-                    None => pt.bytes + size <= total,
-                },
-                (None, BufferPolicy::Unlimited | BufferPolicy::PerPort(_)) => true,
-                (None, BufferPolicy::Shared { total, alpha }) => {
-                    used + size <= total && (q.class_bytes(class) + size) as f64 <= alpha * (total - used) as f64
-                }
-            };
+            let admit = lossless
+                || match (cap, policy) {
+                    (Some(total), _) => match pt.class_reserve {
+                        Some((reserve, classes)) => q.admits_reserved(class, size, total, reserve, classes as usize),
+                        None => pt.bytes + size <= total,
+                    },
+                    (None, BufferPolicy::Unlimited | BufferPolicy::PerPort(_)) => true,
+                    (None, BufferPolicy::Shared { total, alpha }) => {
+                        used + size <= total && (q.class_bytes(class) + size) as f64 <= alpha * (total - used) as f64
+                    }
+                };
             if !admit {
                 drop_at(pt, port, pk, out, id, DropReason::Overflow);
                 return;

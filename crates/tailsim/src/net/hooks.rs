@@ -4,7 +4,7 @@
 //! | hook | stage (file) | when | a mechanism may |
 //! |---|---|---|---|
 //! | `INGRESS` | switch (`switch.rs`) | a packet arrived at a switch; installed on the switch's ingress port, tested on the link that arrives there | choose the output port among the equal-cost ones, account ingress bytes |
-//! | `ADMIT` | egress (`egress.rs`) | before buffer admission at an egress port | queue, drop (with a reason), or hold the packet upstream |
+//! | `ADMIT` | egress (`egress.rs`) | before buffer admission at an egress port | queue, accept past the buffer limit (lossless), drop (with a reason), or hold the packet upstream |
 //! | `DEQUEUE` | egress (`egress.rs`) | a packet leaves its queue for the transmitter | read telemetry (queue depth, sojourn), count drained bytes |
 //! | `TRANSMIT` | link (`link.rs`) | the last bit left; before the packet enters the wire | copy it |
 //! | `ARRIVE` | link (`link.rs`) | the last bit reached the far end (after corruption); keyed by the link's port | pass it on, consume a link-local frame, hold it (reordering), drop it |
@@ -70,6 +70,9 @@ impl std::ops::BitOr for HookSet {
 pub enum Admit {
     /// Go on to the port's own buffer admission (which may still drop it for overflow).
     Queue,
+    /// Queue it past the buffer's limit: a lossless class whose bytes are bounded upstream (PFC's ingress
+    /// accounting), as lossless switches never drop it at egress.
+    Accept,
     /// Drop it, counted at this port for this reason.
     Drop(DropReason),
     /// The mechanism keeps it (an ingress queue, a lossless buffer upstream). It reports the packet in

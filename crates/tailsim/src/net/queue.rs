@@ -89,6 +89,14 @@ impl QueueDisc {
             }
         }
     }
+    /// DeTail's drain bytes for class `c` (thesis Fig. 5.3): bytes queued that a packet of class c would wait
+    /// behind, i.e. of classes 0..=c (pFabric queues: those of the sub-buffers served first, and its own).
+    pub fn drain_bytes(&self, c: usize) -> u64 {
+        match self {
+            QueueDisc::PrioFifo(q) => q.bytes[..=c.min(CLASSES - 1)].iter().sum(),
+            QueueDisc::PFabric(subs) => subs.iter().take(c + 1).map(|q| q.bytes).sum(),
+        }
+    }
     pub fn packets(&self) -> Box<dyn Iterator<Item = PktId> + '_> {
         match self {
             QueueDisc::PrioFifo(q) => Box::new(q.iter()),

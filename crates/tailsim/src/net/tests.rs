@@ -490,3 +490,104 @@ fn pfc_drain_bytes_are_cumulative_over_higher_priorities() {
     assert_eq!(paused, 0b1111_1110, "classes 1-7 paused at the spine, class 0 not: {paused:08b}");
     check(&pk, &n).unwrap();
 }
+
+/// Two leaves of two hosts and three spines, 10 Gbps: leaf0 (node 4) has three equal-cost uplinks to leaf1's
+/// hosts. The uplinks are paused, so what is enqueued on them stays. Returns the network and the uplinks.
+fn three_uplinks() -> (Network, Vec<PortId>) {
+    let spec = LeafSpine {
+        leaves: 2,
+        spines: 3,
+        hosts_per_leaf: 2,
+        edge_rate: BitsPerSec::gbps(10),
+        core_rate: BitsPerSec::gbps(10),
+        edge_delay: Time::ZERO,
+        core_delay: Time::ZERO,
+        switch_delay: Time::ZERO,
+    }
+    .spec();
+    let mut n = Network::build(&spec, &NetParams::default()).unwrap();
+    let ups: Vec<PortId> = (0..n.ports.len() as u32)
+        .map(PortId)
+        .filter(|p| n.ports[p.idx()].node.0 == 4 && n.ports[p.idx()].peer.0 >= 6)
+        .collect();
+    for p in &ups {
+        n.ports[p.idx()].paused = 0xff;
+    }
+    (n, ups)
+}
+
+/// Queue `kb` KB of class `class` at `port`.
+fn fill(n: &mut Network, pk: &mut Packets, ev: &mut EventQueue, port: PortId, kb: u32, class: u8) {
+    for _ in 0..kb {
+        let id = pkt(pk, 1000, class);
+        n.enqueue(Time::ZERO, ev, pk, port, id);
+    }
+}
+
+/// How often DeTail's rule picks each uplink for `draws` packets of `class` (to host 2, on leaf1).
+fn favoured_choices(
+    n: &Network,
+    pk: &mut Packets,
+    ev: &mut EventQueue,
+    ups: &[PortId],
+    class: u8,
+    draws: u32,
+) -> Vec<u32> {
+    use super::mech::adaptive_lb::{AdaptiveLb, Rule};
+    use super::mech::Hooks;
+    let mut alb = AdaptiveLb::new(1, Rule::Favoured(vec![16 << 10, 64 << 10]));
+    let mut p = Packet::new(PktKind::Data, FlowSlot(0), 0, NodeId(0), NodeId(2));
+    p.size = 1500;
+    p.class = class;
+    let id = pk.alloc(p);
+    let mut out = super::hooks::Outbox::default();
+    let mut counts = vec![0; ups.len()];
+    for _ in 0..draws {
+        let mut c =
+            HookCtx { now: Time::ZERO, ev: &mut *ev, pk: &mut *pk, ports: &n.ports, out: &mut out, hosts: 4, mech: 0 };
+        let chosen = alb.on_ingress(&mut c, PortId(0), id, ups).unwrap();
+        counts[ups.iter().position(|&u| u == chosen).expect("a shortest-path port")] += 1;
+    }
+    counts
+}
+
+#[test]
+fn detail_alb_always_takes_the_lone_port_under_the_first_threshold() {
+    let (mut n, ups) = three_uplinks();
+    let (mut ev, mut pk) = (EventQueue::new(), Packets::default());
+    fill(&mut n, &mut pk, &mut ev, ups[0], 20, 1);
+    fill(&mut n, &mut pk, &mut ev, ups[1], 10, 1);
+    fill(&mut n, &mut pk, &mut ev, ups[2], 70, 1);
+    assert_eq!(favoured_choices(&n, &mut pk, &mut ev, &ups, 1, 1000), vec![0, 1000, 0]);
+    // Drain bytes count only classes of equal or higher priority: 40 KB of class 6 on the first uplink do not
+    // hold back a class-0 packet, for which every uplink is empty.
+    let (mut n, ups) = three_uplinks();
+    fill(&mut n, &mut pk, &mut ev, ups[0], 40, 6);
+    fill(&mut n, &mut pk, &mut ev, ups[1], 17, 0);
+    fill(&mut n, &mut pk, &mut ev, ups[2], 17, 0);
+    assert_eq!(favoured_choices(&n, &mut pk, &mut ev, &ups, 0, 1000), vec![1000, 0, 0]);
+}
+
+#[test]
+fn detail_alb_is_uniform_within_a_favoured_set() {
+    // Chi-squared with a fixed seed: under 64 KB, uplinks 0 and 1 equally (1 degree of freedom: < 10.83 at
+    // p = 0.001); uplink 2 (70 KB) never. Then all three over 64 KB: uniform over three (< 13.82, 2 dof).
+    let chi2 = |c: &[u32]| {
+        let e = c.iter().sum::<u32>() as f64 / c.len() as f64;
+        c.iter().map(|&o| (o as f64 - e).powi(2) / e).sum::<f64>()
+    };
+    let (mut n, ups) = three_uplinks();
+    let (mut ev, mut pk) = (EventQueue::new(), Packets::default());
+    fill(&mut n, &mut pk, &mut ev, ups[0], 20, 2);
+    fill(&mut n, &mut pk, &mut ev, ups[1], 30, 2);
+    fill(&mut n, &mut pk, &mut ev, ups[2], 70, 2);
+    let c = favoured_choices(&n, &mut pk, &mut ev, &ups, 2, 10_000);
+    assert_eq!(c[2], 0, "{c:?}");
+    assert!(chi2(&c[..2]) < 10.83, "{c:?}");
+    let (mut n, ups) = three_uplinks();
+    for &u in &ups {
+        fill(&mut n, &mut pk, &mut ev, u, 70, 0);
+    }
+    let c = favoured_choices(&n, &mut pk, &mut ev, &ups, 0, 30_000);
+    assert!(chi2(&c) < 13.82, "{c:?}");
+}

@@ -6,13 +6,15 @@
 //! consumed at the far end of the link, where the upstream port stops (or resumes) starting packets of that
 //! class `response` after the frame arrived. DeTail uses the frames on/off (no pause quanta).
 //!
-//! Built only on hooks: `INGRESS` charges, `DEQUEUE` releases (the packet still carries its ingress port),
-//! `DROP` releases a packet dropped before it left (overflow or a mechanism's verdict), `ARRIVE` consumes the
-//! frames, and a timer applies them after the response time (`Effect::Pause` / `Effect::Resume`). It works on
-//! output-queued switches, with accounting by ingress port as RoCE fabrics are usually modelled.
+//! Built only on hooks: `INGRESS` charges, `ADMIT` accepts past the egress buffer's limit (a lossless switch
+//! never drops at egress: what it holds is bounded by the ingress accounting), `DEQUEUE` releases (the packet
+//! still carries its ingress port), `DROP` releases a packet dropped before it left (a mechanism's verdict),
+//! `ARRIVE` consumes the frames, and a timer applies them after the response time (`Effect::Pause` /
+//! `Effect::Resume`). It works on output-queued switches, with accounting by ingress port as RoCE fabrics are
+//! usually modelled.
 
 use super::Hooks;
-use crate::net::hooks::{Arrive, Effect, HookCtx, HookSet};
+use crate::net::hooks::{Admit, Arrive, Effect, HookCtx, HookSet};
 use crate::net::packet::{Packet, PktKind};
 use crate::net::port::DropReason;
 use crate::net::queue::CLASSES;
@@ -123,7 +125,14 @@ impl Pfc {
 
 impl Hooks for Pfc {
     const NAME: &'static str = "pfc";
-    const HOOKS: HookSet = HookSet::INGRESS.with(HookSet::DEQUEUE).with(HookSet::DROP).with(HookSet::ARRIVE);
+    const HOOKS: HookSet =
+        HookSet::INGRESS.with(HookSet::ADMIT).with(HookSet::DEQUEUE).with(HookSet::DROP).with(HookSet::ARRIVE);
+
+    /// Lossless: a switch never drops at egress; what it holds is bounded by the ingress accounting (pause
+    /// threshold plus headroom per ingress port and class), as in lossless switches with ingress admission.
+    fn on_admit(&mut self, _c: &mut HookCtx, _at: PortId, _id: PktId) -> Admit {
+        Admit::Accept
+    }
 
     fn on_ingress(&mut self, c: &mut HookCtx, at: PortId, id: PktId, _cands: &[PortId]) -> Option<PortId> {
         let p = c.packet(id);
