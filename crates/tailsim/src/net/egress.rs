@@ -37,26 +37,26 @@ impl Network {
             });
             match verdict {
                 None | Some(Admit::Queue) => {}
-                Some(Admit::Accept) => return self.admit(now, ev, pk, port, id, true),
+                Some(Admit::Accept) => return self.admit::<true>(now, ev, pk, port, id),
                 Some(Admit::Hold) => return,
                 Some(Admit::Drop(why)) => {
                     return drop_at(&mut self.ports[port.idx()], port, pk, &mut self.out, id, why);
                 }
             }
         }
-        self.admit(now, ev, pk, port, id, false);
+        self.admit::<false>(now, ev, pk, port, id);
     }
 
     /// Buffer admission, ECN marking and queueing at an egress port (no hooks: also how a mechanism's
-    /// released or injected packet joins a queue). `lossless`: past the buffer's limit (`Admit::Accept`).
-    pub(super) fn admit(
+    /// released or injected packet joins a queue). `LOSSLESS`: past the buffer's limit (`Admit::Accept`); a
+    /// constant, so the ordinary path carries no test for it.
+    pub(super) fn admit<const LOSSLESS: bool>(
         &mut self,
         now: Time,
         ev: &mut EventQueue,
         pk: &mut Packets,
         port: PortId,
         id: PktId,
-        lossless: bool,
     ) {
         let node = self.ports[port.idx()].node;
         let (mut size, mut class, ect) = {
@@ -80,7 +80,7 @@ impl Network {
                 (Some(lim), _) | (None, BufferPolicy::PerPort(lim)) => Some(lim),
                 _ => None,
             };
-            let admit = lossless
+            let admit = LOSSLESS
                 || match (cap, policy) {
                     (Some(total), _) => match pt.class_reserve {
                         Some((reserve, classes)) => q.admits_reserved(class, size, total, reserve, classes as usize),

@@ -158,11 +158,11 @@ impl Network {
                     }
                     pk.drop_pkt(id);
                 }
-                Effect::Enqueue { port, id } => self.admit(now, ev, pk, port, id, false),
+                Effect::Enqueue { port, id } => self.admit::<false>(now, ev, pk, port, id),
                 Effect::Forward { node, id } => {
                     if self.is_host(node) {
                         let nic = self.hosts[node.idx()].nic;
-                        self.admit(now, ev, pk, nic, id, false);
+                        self.admit::<false>(now, ev, pk, nic, id);
                     } else {
                         self.switch_ingress(now, ev, pk, node, PortId::NONE, HookSet::NONE, id);
                     }
