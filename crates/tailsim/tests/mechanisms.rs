@@ -6,13 +6,8 @@ use common::*;
 use tailsim::net::mech::Mech;
 use tailsim::transport::Transport;
 
-/// Two leaves of 4 hosts, `spines` spines, 10G everywhere (so the uplinks are the bottleneck).
 fn fabric(spines: u32, extra: &str) -> String {
-    format!(
-        "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = {spines}\nhosts_per_leaf = 4\nedge_rate = \"10Gbps\"\n\
-         core_rate = \"10Gbps\"\nedge_delay = \"1us\"\ncore_delay = \"1us\"\n[transport]\nkind = \"tcp\"\n\
-         init_cwnd = 10\nmin_rto = \"200us\"\n{extra}\n"
-    )
+    two_leaves(spines, extra)
 }
 
 /// Bytes sent by leaf0's uplinks (leaf0 is node 8; spines are 10, 11, …).

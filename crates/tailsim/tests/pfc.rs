@@ -15,11 +15,7 @@ fn fabric(buffer: &str, extra: &str) -> String {
 }
 
 fn fabric_spines(spines: u32, buffer: &str, extra: &str) -> String {
-    format!(
-        "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = {spines}\nhosts_per_leaf = 4\nedge_rate = \"10Gbps\"\n\
-         core_rate = \"10Gbps\"\nedge_delay = \"1us\"\ncore_delay = \"1us\"\n[switch]\nbuffer = \"{buffer}\"\n\
-         [host]\nnic_buffer = \"unlimited\"\n[transport]\nkind = \"tcp\"\ninit_cwnd = 10\nmin_rto = \"200us\"\n{extra}\n"
-    )
+    two_leaves(spines, &format!("[switch]\nbuffer = \"{buffer}\"\n[host]\nnic_buffer = \"unlimited\"\n{extra}"))
 }
 
 /// Seven senders (three on host 0's leaf, four across the spine) send 300 KB each to host 0.

@@ -16,18 +16,23 @@ fn net_with_overhead(buffer: BufferPolicy, ecn_k: u64, wire_overhead: u32) -> (N
     net_full(buffer, ecn_k, wire_overhead, None)
 }
 
-fn net_full(buffer: BufferPolicy, ecn_k: u64, wire_overhead: u32, pfabric: Option<PFabricParams>) -> (Network, PortId) {
-    let spec = LeafSpine {
-        leaves: 1,
-        spines: 1,
-        hosts_per_leaf: 4,
+/// A leaf-spine fabric at 10 Gbps with no delays.
+fn leaf_spine(leaves: u32, spines: u32, hosts_per_leaf: u32) -> super::topology::TopologySpec {
+    LeafSpine {
+        leaves,
+        spines,
+        hosts_per_leaf,
         edge_rate: BitsPerSec::gbps(10),
         core_rate: BitsPerSec::gbps(10),
         edge_delay: Time::ZERO,
         core_delay: Time::ZERO,
         switch_delay: Time::ZERO,
     }
-    .spec();
+    .spec()
+}
+
+fn net_full(buffer: BufferPolicy, ecn_k: u64, wire_overhead: u32, pfabric: Option<PFabricParams>) -> (Network, PortId) {
+    let spec = leaf_spine(1, 1, 4);
     let prm = NetParams { buffer, ecn_k: [ecn_k; CLASSES], pfabric, wire_overhead, ..Default::default() };
 
     let n = Network::build(&spec, &prm).unwrap();
@@ -494,18 +499,7 @@ fn pfc_drain_bytes_are_cumulative_over_higher_priorities() {
 /// Two leaves of two hosts and three spines, 10 Gbps: leaf0 (node 4) has three equal-cost uplinks to leaf1's
 /// hosts. The uplinks are paused, so what is enqueued on them stays. Returns the network and the uplinks.
 fn three_uplinks() -> (Network, Vec<PortId>) {
-    let spec = LeafSpine {
-        leaves: 2,
-        spines: 3,
-        hosts_per_leaf: 2,
-        edge_rate: BitsPerSec::gbps(10),
-        core_rate: BitsPerSec::gbps(10),
-        edge_delay: Time::ZERO,
-        core_delay: Time::ZERO,
-        switch_delay: Time::ZERO,
-    }
-    .spec();
-    let mut n = Network::build(&spec, &NetParams::default()).unwrap();
+    let mut n = Network::build(&leaf_spine(2, 3, 2), &NetParams::default()).unwrap();
     let ups: Vec<PortId> = (0..n.ports.len() as u32)
         .map(PortId)
         .filter(|p| n.ports[p.idx()].node.0 == 4 && n.ports[p.idx()].peer.0 >= 6)

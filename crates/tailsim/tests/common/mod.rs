@@ -71,3 +71,13 @@ pub fn trace_workload(name: &str, rows: &str) -> String {
     let path = temp_file(name, &format!("src,dst,size_bytes,start_us\n{rows}"));
     format!("[[workload]]\nkind = \"trace\"\npath = \"{}\"\n", path.display())
 }
+
+/// Two leaves of 4 hosts and `spines` spines, 10 Gbps and 1 us everywhere (so the uplinks are a bottleneck),
+/// TCP with a 10-packet window and a 200 us minimum RTO; `extra` adds tables (or keys after `[transport]`).
+pub fn two_leaves(spines: u32, extra: &str) -> String {
+    format!(
+        "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = {spines}\nhosts_per_leaf = 4\nedge_rate = \"10Gbps\"\n\
+         core_rate = \"10Gbps\"\nedge_delay = \"1us\"\ncore_delay = \"1us\"\n[transport]\nkind = \"tcp\"\n\
+         init_cwnd = 10\nmin_rto = \"200us\"\n{extra}\n"
+    )
+}
