@@ -85,10 +85,28 @@ fn topology(c: &Ctx, t: &TopologyCfg, switch_delay: Option<Time>) -> R<TopologyS
         ("rate", t.rate.is_some()),
         ("delay", t.delay.is_some()),
         ("path", t.path.is_some()),
+        ("pods", t.pods.is_some()),
+        ("tors_per_pod", t.tors_per_pod.is_some()),
+        ("hosts_per_tor", t.hosts_per_tor.is_some()),
+        ("aggs_per_pod", t.aggs_per_pod.is_some()),
+        ("cores", t.cores.is_some()),
+        ("agg_rate", t.agg_rate.is_some()),
     ];
     let allowed: &[&str] = match kind.as_str() {
         "leaf-spine" => &["leaves", "spines", "hosts_per_leaf", "edge_rate", "core_rate", "edge_delay", "core_delay"],
-        "fat-tree" => &["k", "rate", "delay"],
+        "fat-tree" => &[
+            "k",
+            "rate",
+            "delay",
+            "pods",
+            "tors_per_pod",
+            "hosts_per_tor",
+            "aggs_per_pod",
+            "cores",
+            "edge_rate",
+            "agg_rate",
+            "core_rate",
+        ],
         "htsim" | "file" => &["path"],
         _ => &[],
     };
@@ -113,12 +131,41 @@ fn topology(c: &Ctx, t: &TopologyCfg, switch_delay: Option<Time>) -> R<TopologyS
         }
         .spec()),
         "fat-tree" => {
-            let k = c.need(&t.k, "topology.k", "an even switch radix k")?;
-            if k < 2 || k % 2 == 1 {
-                return Err(c.err("topology.k", format!("must be an even number ≥ 2, found {k}")));
-            }
-            let rate = c.need(&t.rate, "topology.rate", "the link rate, e.g. \"100Gbps\"")?.0;
-            FatTree::k_ary(k, rate, t.delay.map_or(Time::ZERO, |d| d.0), sd).spec().map_err(|m| c.err("topology", m))
+            let rate = t.rate.map(|r| r.0);
+            let tier_rate = |v: Option<super::units::Rate>, key: &str| {
+                v.map(|r| r.0)
+                    .or(rate)
+                    .ok_or_else(|| c.err(key, "missing: expected a rate, or `topology.rate` for every tier"))
+            };
+            let delay = t.delay.map_or(Time::ZERO, |d| d.0);
+            let shape = [t.pods, t.tors_per_pod, t.hosts_per_tor, t.aggs_per_pod, t.cores];
+            let mut ft = match (t.k, shape.iter().any(Option::is_some)) {
+                (Some(_), true) => return Err(c.err(
+                    "topology.k",
+                    "give either `k` or the shape (pods, tors_per_pod, hosts_per_tor, aggs_per_pod, cores), not both",
+                )),
+                (Some(k), false) => {
+                    if k < 2 || k % 2 == 1 {
+                        return Err(c.err("topology.k", format!("must be an even number ≥ 2, found {k}")));
+                    }
+                    let r = c.need(&rate, "topology.rate", "the link rate, e.g. \"100Gbps\"")?;
+                    FatTree::k_ary(k, r, delay, sd)
+                }
+                (None, _) => {
+                    let n = |v: Option<u32>, key: &str, what: &str| positive(c.need(&v, key, what)?, key);
+                    let mut ft = FatTree::k_ary(2, BitsPerSec(1), delay, sd);
+                    ft.pods = n(t.pods, "topology.pods", "a number of pods (or `k`)")?;
+                    ft.edges_per_pod = n(t.tors_per_pod, "topology.tors_per_pod", "ToR switches per pod")?;
+                    ft.hosts_per_edge = n(t.hosts_per_tor, "topology.hosts_per_tor", "hosts under each ToR")?;
+                    ft.aggs_per_pod = n(t.aggs_per_pod, "topology.aggs_per_pod", "aggregation switches per pod")?;
+                    ft.cores = n(t.cores, "topology.cores", "a number of core switches")?;
+                    ft
+                }
+            };
+            ft.tiers[0].down_rate = tier_rate(t.edge_rate, "topology.edge_rate")?;
+            ft.tiers[1].down_rate = tier_rate(t.agg_rate, "topology.agg_rate")?;
+            ft.tiers[2].down_rate = tier_rate(t.core_rate, "topology.core_rate")?;
+            ft.spec().map_err(|m| c.err("topology", m))
         }
         "htsim" => {
             let p = c.need(&t.path, "topology.path", "the path of an htsim .topo file")?;

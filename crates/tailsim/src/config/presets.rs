@@ -2,7 +2,7 @@
 
 use toml::Table;
 
-pub const NAMES: &[&str] = &["pfabric-144", "homa-144"];
+pub const NAMES: &[&str] = &["pfabric-144", "homa-144", "detail-128", "detail-16"];
 
 /// pFabric's baseline fabric (shared/notes/seed-002-pfabric.md §3.1): 9 leaves × 16 hosts, 4 spines,
 /// 10/40 Gbps. The 2.5 µs per-traversal host delay is folded into the edge links' 0.2 µs propagation, as the
@@ -58,10 +58,63 @@ ack = 64
 wire_overhead = 20
 "#;
 
+/// The DeTail thesis's simulated fabric (§5.3.1, §5.4; shared/notes/seed-000-detail-fastlane.md): 4 pods of 4
+/// ToRs × 8 hosts, 4 aggregation switches per pod, 8 cores (2 core links per aggregation switch), all 1 Gbps:
+/// 128 hosts, 2:1 over-subscribed at the ToRs and again at the aggregation switches. Links 5.476 µs (with
+/// transceivers); 1530 B frames (a 1500 B IP packet + 30 B); 4.224 µs forwarding plus the crossbar's 3.06 µs
+/// for a full frame (size / (4 × rate)): 25.000 µs per switch hop for a full frame. Until CIOQ switches
+/// exist, the crossbar time is folded into the switch delay for a full frame (smaller packets are charged
+/// the same 3.06 µs), and the 128 KB egress queues are per-port buffers.
+const DETAIL_128: &str = r#"
+[topology]
+kind = "fat-tree"
+pods = 4
+tors_per_pod = 4
+hosts_per_tor = 8
+aggs_per_pod = 4
+cores = 8
+rate = "1Gbps"
+delay = "5.476us"
+
+[switch]
+delay = "7.284us"
+buffer = "128KiB"
+
+[packet]
+mss = 1460
+header = 40
+ack = 40
+wire_overhead = 30
+"#;
+
+/// The DeTail thesis's small fabric (§5.4, Fig. 5.5): a k = 4 fat tree (16 hosts), hosts at 1 Gbps, ToR–
+/// aggregation links at 500 Mbps, aggregation–core at 250 Mbps; the timing of `detail-128`.
+const DETAIL_16: &str = r#"
+[topology]
+kind = "fat-tree"
+k = 4
+rate = "1Gbps"
+agg_rate = "500Mbps"
+core_rate = "250Mbps"
+delay = "5.476us"
+
+[switch]
+delay = "7.284us"
+buffer = "128KiB"
+
+[packet]
+mss = 1460
+header = 40
+ack = 40
+wire_overhead = 30
+"#;
+
 pub fn table(name: &str) -> Option<Table> {
     let text = match name {
         "pfabric-144" => PFABRIC_144,
         "homa-144" => HOMA_144,
+        "detail-128" => DETAIL_128,
+        "detail-16" => DETAIL_16,
         _ => return None,
     };
     Some(text.parse().expect("built-in preset is valid TOML"))

@@ -42,7 +42,7 @@ fn default_seed() -> u64 {
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct TopologyCfg {
-    /// A named fabric: "pfabric-144", "homa-144".
+    /// A named fabric: "pfabric-144", "homa-144", "detail-128", "detail-16".
     pub preset: Option<String>,
     /// "leaf-spine", "fat-tree", "htsim" (a .topo file), "file" (a TOML link list).
     pub kind: Option<String>,
@@ -56,6 +56,16 @@ pub struct TopologyCfg {
     pub k: Option<u32>,
     pub rate: Option<Rate>,
     pub delay: Option<Duration>,
+    /// Fat tree of any shape (instead of `k`): pods, ToRs per pod, hosts per ToR, aggregation switches per
+    /// pod, cores (a multiple of `aggs_per_pod`: each aggregation switch links to cores / aggs_per_pod cores).
+    pub pods: Option<u32>,
+    pub tors_per_pod: Option<u32>,
+    pub hosts_per_tor: Option<u32>,
+    pub aggs_per_pod: Option<u32>,
+    pub cores: Option<u32>,
+    /// Fat tree: the ToR–aggregation rate (default `rate`); `edge_rate` is host–ToR and `core_rate`
+    /// aggregation–core there, each defaulting to `rate` too.
+    pub agg_rate: Option<Rate>,
     pub path: Option<String>,
 }
 

@@ -1,0 +1,85 @@
+//! DeTail's fabrics (presets detail-128, detail-16) and timing: closed forms to the picosecond.
+
+mod common;
+use common::*;
+use tailsim::units::Time;
+
+fn lone(preset: &str, src: u32, dst: u32, size: u64) -> tailsim::Experiment {
+    let rows = format!("{src},{dst},{size},0\n");
+    let (e, s) = run(&format!(
+        "[topology]\npreset = \"{preset}\"\n[transport]\nkind = \"tcp\"\ninit_cwnd = 10\n{}",
+        trace_workload(&format!("detail-{preset}-{src}-{dst}.csv"), &rows)
+    ));
+    assert_eq!(s.flows_finished, 1);
+    e
+}
+
+#[test]
+fn detail_128_has_the_thesis_shape() {
+    let e = lone("detail-128", 0, 1, 1460);
+    let net = &e.world.net;
+    assert_eq!(net.n_hosts(), 128);
+    let count = |p: &str| net.switches.iter().filter(|s| s.name.starts_with(p)).count();
+    assert_eq!((count("edge"), count("agg"), count("core")), (16, 16, 8));
+    // 2:1 at the ToRs (8 hosts, 4 uplinks) and at the aggregation switches (4 ToRs, 2 cores).
+    let ports_to = |s: &str, p: &str| {
+        let sw = net.switches.iter().find(|x| x.name == s).unwrap();
+        sw.ports
+            .iter()
+            .filter(|q| !net.is_host(net.ports[q.idx()].peer))
+            .filter(|q| {
+                let peer = net.ports[q.idx()].peer.idx() - net.n_hosts();
+                net.switches[peer].name.starts_with(p)
+            })
+            .count()
+    };
+    assert_eq!((ports_to("edge0", "agg"), ports_to("agg0", "edge"), ports_to("agg0", "core")), (4, 4, 2));
+    assert!(net.ports.iter().all(|p| p.rate.0 == 1_000_000_000));
+}
+
+#[test]
+fn a_lone_full_frame_takes_25_us_per_switch_hop() {
+    // 1530 B at 1 Gbps = 12.24 us, + 5.476 us of link, + 7.284 us in the switch = 25.000 us per switch hop.
+    // Under one ToR: 2 links + 1 switch = 42.716 us; across pods: 6 links + 5 switches = 142.716 us.
+    let same_tor = lone("detail-128", 0, 1, 1460).world.records[0].fct().unwrap();
+    assert_eq!(same_tor, Time::ps(42_716_000));
+    let cross_pod = lone("detail-128", 0, 127, 1460).world.records[0].fct().unwrap();
+    assert_eq!(cross_pod, Time::ps(142_716_000));
+    assert_eq!(cross_pod - same_tor, Time::us(100)); // four more switch hops
+}
+
+#[test]
+fn detail_16_has_slower_upper_tiers() {
+    let e = lone("detail-16", 0, 15, 1460);
+    let net = &e.world.net;
+    assert_eq!(net.n_hosts(), 16);
+    let mut rates: Vec<u64> = net.ports.iter().map(|p| p.rate.0).collect();
+    rates.sort();
+    rates.dedup();
+    assert_eq!(rates, vec![250_000_000, 500_000_000, 1_000_000_000]);
+    // host 0 -> host 15 crosses the core: 1 G, 0.5 G, 0.25 G, 0.25 G, 0.5 G, 1 G, store and forward.
+    let ser = |gbps_x4: u64| 1530 * 8 * 4_000 / gbps_x4; // ps, rate in quarter-Gbps units
+    let links = 2 * (ser(4) + ser(2) + ser(1)) + 6 * 5_476_000;
+    assert_eq!(e.world.records[0].fct().unwrap(), Time::ps(links + 5 * 7_284_000));
+}
+
+#[test]
+fn fat_tree_shape_keys_are_checked() {
+    let ft = "[topology]\nkind = \"fat-tree\"\n";
+    let e = config_error(&format!(
+        "{ft}k = 4\npods = 4\nrate = \"1Gbps\"\n[[workload]]\nkind = \"incast\"\nsenders = 2\nsize = 10\n"
+    ));
+    assert!(e.contains("either `k` or the shape"), "{e}");
+    let e = config_error(&format!(
+        "{ft}pods = 2\ntors_per_pod = 2\nhosts_per_tor = 2\naggs_per_pod = 2\ncores = 3\nrate = \"1Gbps\"\n[[workload]]\nkind = \"incast\"\nsenders = 2\nsize = 10\n"
+    ));
+    assert!(e.contains("cannot be split evenly"), "{e}");
+    let e = config_error(&format!(
+        "{ft}pods = 2\ntors_per_pod = 2\nhosts_per_tor = 2\naggs_per_pod = 2\ncores = 2\nedge_rate = \"1Gbps\"\n[[workload]]\nkind = \"incast\"\nsenders = 2\nsize = 10\n"
+    ));
+    assert!(e.contains("topology.agg_rate") && e.contains("missing"), "{e}");
+    let e = config_error(&format!(
+        "{ft}pods = 2\nrate = \"1Gbps\"\n[[workload]]\nkind = \"incast\"\nsenders = 2\nsize = 10\n"
+    ));
+    assert!(e.contains("topology.tors_per_pod"), "{e}");
+}
