@@ -6,10 +6,6 @@ use common::*;
 use tailsim::net::mech::Mech;
 use tailsim::transport::Transport;
 
-fn fabric(spines: u32, extra: &str) -> String {
-    two_leaves(spines, extra)
-}
-
 /// Bytes sent by leaf0's uplinks (leaf0 is node 8; spines are 10, 11, …).
 fn uplink_bytes(e: &tailsim::Experiment) -> Vec<u64> {
     e.world.net.ports.iter().filter(|p| p.node.0 == 8 && p.peer.0 >= 10).map(|p| p.stats.tx_bytes).collect()
@@ -20,10 +16,10 @@ fn adaptive_load_balancing_spreads_packets_over_the_least_queued_uplinks() {
     // Three 2 MB flows from leaf0 to leaf1 over 2 spines. Per-flow hashing puts at least two on one uplink;
     // per-packet least-queued choice keeps both uplinks equally busy.
     let rows = "0,4,2000000,0\n1,5,2000000,0\n2,6,2000000,0\n";
-    let (ecmp, _) = run(&format!("{}{}", fabric(2, ""), trace_workload("alb.csv", rows)));
+    let (ecmp, _) = run(&format!("{}{}", two_leaves(2, ""), trace_workload("alb.csv", rows)));
     // Per-packet choice reorders packets: the receiver must tolerate it (DeTail's TCP without fast retransmit).
     let alb_cfg =
-        fabric(2, "[routing]\nload_balance = \"adaptive\"").replace("min_rto", "fast_retransmit = false\nmin_rto");
+        two_leaves(2, "[routing]\nload_balance = \"adaptive\"").replace("min_rto", "fast_retransmit = false\nmin_rto");
     let (alb, s) = run(&format!("{alb_cfg}{}", trace_workload("alb.csv", rows)));
     let (e, a) = (uplink_bytes(&ecmp), uplink_bytes(&alb));
     let spread = |v: &[u64]| *v.iter().max().unwrap() as f64 / *v.iter().min().unwrap().max(&1) as f64;
@@ -50,19 +46,19 @@ fn adaptive_load_balancing_never_prefers_a_down_link() {
     };
     let (e, s) = run(&format!(
         "{}{}{fault}",
-        fabric(2, "[routing]\nload_balance = \"adaptive\"\nreroute = \"1ms\""),
+        two_leaves(2, "[routing]\nload_balance = \"adaptive\"\nreroute = \"1ms\""),
         trace_workload("alb-down.csv", rows)
     ));
     assert_eq!(dead(&e), 0, "adaptive load balancing sent on a down link");
     assert_eq!(s.flows_finished, 3, "{:?}", s.packets);
-    let (e, _) = run(&format!("{}{}{fault}", fabric(2, ""), trace_workload("alb-down.csv", rows)));
+    let (e, _) = run(&format!("{}{}{fault}", two_leaves(2, ""), trace_workload("alb-down.csv", rows)));
     assert!(dead(&e) > 0, "the hash was expected to put a flow on the down link");
 }
 
 fn bounce_incast(extra: &str) -> (tailsim::Experiment, tailsim::Summary) {
     // An incast of 6 senders into host 0 through 30 KB switch buffers: the leaf's port to host 0 overflows.
     let rows: String = (1..7).map(|s| format!("{s},0,300000,0\n")).collect();
-    run(&format!("{}[switch]\nbuffer = \"30KB\"\n{extra}\n{}", fabric(1, ""), trace_workload("bounce.csv", &rows)))
+    run(&format!("{}[switch]\nbuffer = \"30KB\"\n{extra}\n{}", two_leaves(1, ""), trace_workload("bounce.csv", &rows)))
 }
 
 #[test]
@@ -87,25 +83,16 @@ fn bounce_drops_turn_every_dropped_data_packet_into_a_notice_the_tcp_sender_logs
     let (without, s0) = bounce_incast("");
     assert_eq!(s0.packets.made_by_switches, 0);
     assert!(s0.mechanisms.is_empty() && s0.host_sinks.is_none());
-    let Transport::Tcp(t0) = &without.transport_ref() else { panic!() };
+    let Transport::Tcp(t0) = &without.world.transport else { panic!() };
     assert_eq!(t0.stats.notices, 0);
     assert!(e.world.net.mechs.iter().any(|m| matches!(m, Mech::BounceDrop(_))));
-}
-
-trait TransportRef {
-    fn transport_ref(&self) -> &Transport;
-}
-impl TransportRef for tailsim::Experiment {
-    fn transport_ref(&self) -> &Transport {
-        &self.world.transport
-    }
 }
 
 /// A 2 MB flow from h0 to h4 over 2 spines, whose spine link fails at 150 us; `extra` sets re-routing.
 fn failing_path(extra: &str) -> (tailsim::Experiment, tailsim::Summary) {
     let rows = "0,4,2000000,0\n";
     // Which spine does the flow's hash pick? Find out on a healthy run, then fail that link.
-    let (healthy, _) = run(&format!("{}{}", fabric(2, ""), trace_workload("reroute.csv", rows)));
+    let (healthy, _) = run(&format!("{}{}", two_leaves(2, ""), trace_workload("reroute.csv", rows)));
     let used = healthy
         .world
         .net
@@ -117,7 +104,7 @@ fn failing_path(extra: &str) -> (tailsim::Experiment, tailsim::Summary) {
     let fault = format!(
         "[[fault]]\nat = \"150us\"\nlink = [\"leaf0\", \"{spine}\"]\nstate = \"down\"\n[stop]\ntime = \"20ms\"\n"
     );
-    run(&format!("{}{}{fault}", fabric(2, extra), trace_workload("reroute.csv", rows)))
+    run(&format!("{}{}{fault}", two_leaves(2, extra), trace_workload("reroute.csv", rows)))
 }
 
 #[test]
@@ -138,8 +125,11 @@ fn a_host_cut_off_by_a_failure_gets_no_route_not_a_panic() {
     // dropped as no-route where they find none; the run ends at its time limit with every packet accounted.
     let rows = "0,4,2000000,0\n";
     let fault = "[[fault]]\nat = \"100us\"\nlink = [\"h4\", \"leaf1\"]\nstate = \"down\"\n[stop]\ntime = \"5ms\"\n";
-    let (_, s) =
-        run(&format!("{}{}{fault}", fabric(2, "[routing]\nreroute = \"10us\""), trace_workload("cutoff.csv", rows)));
+    let (_, s) = run(&format!(
+        "{}{}{fault}",
+        two_leaves(2, "[routing]\nreroute = \"10us\""),
+        trace_workload("cutoff.csv", rows)
+    ));
     assert_eq!(s.flows_finished, 0);
     assert!(s.packets.drops[DropReason::NoRoute] > 0, "{:?}", s.packets);
 }
@@ -151,7 +141,7 @@ fn every_mechanism_on_is_deterministic() {
          [[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.6\nflows = 300\n\
          [[fault]]\nat = \"300us\"\nlink = [\"leaf0\", \"spine1\"]\nstate = \"down\"\n\
          [[fault]]\nat = \"2ms\"\nlink = [\"leaf0\", \"spine1\"]\nstate = \"up\"\n",
-        fabric(2, "")
+        two_leaves(2, "")
     );
     let key = |s: &tailsim::Summary, e: &tailsim::Experiment| {
         let fcts: Vec<_> = e.world.records.iter().map(|r| (r.end, r.retransmits)).collect();

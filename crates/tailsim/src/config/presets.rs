@@ -58,6 +58,23 @@ ack = 64
 wire_overhead = 20
 "#;
 
+/// The DeTail fabrics' timing and framing, shared by `detail-128` and `detail-16` (see `detail-128`).
+macro_rules! detail_timing {
+    () => {
+        r#"
+[switch]
+delay = "7.284us"
+buffer = "128KiB"
+
+[packet]
+mss = 1460
+header = 40
+ack = 40
+wire_overhead = 30
+"#
+    };
+}
+
 /// The DeTail thesis's simulated fabric (§5.3.1, §5.4; shared/notes/seed-000-detail-fastlane.md): 4 pods of 4
 /// ToRs × 8 hosts, 4 aggregation switches per pod, 8 cores (2 core links per aggregation switch), all 1 Gbps:
 /// 128 hosts, 2:1 over-subscribed at the ToRs and again at the aggregation switches. Links 5.476 µs (with
@@ -65,7 +82,8 @@ wire_overhead = 20
 /// for a full frame (size / (4 × rate)): 25.000 µs per switch hop for a full frame. Until CIOQ switches
 /// exist, the crossbar time is folded into the switch delay for a full frame (smaller packets are charged
 /// the same 3.06 µs), and the 128 KB egress queues are per-port buffers.
-const DETAIL_128: &str = r#"
+const DETAIL_128: &str = concat!(
+    r#"
 [topology]
 kind = "fat-tree"
 pods = 4
@@ -75,21 +93,14 @@ aggs_per_pod = 4
 cores = 8
 rate = "1Gbps"
 delay = "5.476us"
-
-[switch]
-delay = "7.284us"
-buffer = "128KiB"
-
-[packet]
-mss = 1460
-header = 40
-ack = 40
-wire_overhead = 30
-"#;
+"#,
+    detail_timing!()
+);
 
 /// The DeTail thesis's small fabric (§5.4, Fig. 5.5): a k = 4 fat tree (16 hosts), hosts at 1 Gbps, ToR–
 /// aggregation links at 500 Mbps, aggregation–core at 250 Mbps; the timing of `detail-128`.
-const DETAIL_16: &str = r#"
+const DETAIL_16: &str = concat!(
+    r#"
 [topology]
 kind = "fat-tree"
 k = 4
@@ -97,17 +108,9 @@ rate = "1Gbps"
 agg_rate = "500Mbps"
 core_rate = "250Mbps"
 delay = "5.476us"
-
-[switch]
-delay = "7.284us"
-buffer = "128KiB"
-
-[packet]
-mss = 1460
-header = 40
-ack = 40
-wire_overhead = 30
-"#;
+"#,
+    detail_timing!()
+);
 
 pub fn table(name: &str) -> Option<Table> {
     let text = match name {
