@@ -9,6 +9,7 @@ mod qjump;
 mod receiver_driven;
 pub mod schema;
 mod transport;
+mod workload;
 pub mod units;
 
 pub use build::{build, Experiment, OutputFormat};
