@@ -79,6 +79,9 @@ pub struct Summary {
     pub flows_finished: u64,
     pub packets: PacketCounts,
     pub buckets: Vec<BucketStats>,
+    /// Retrieval and workflow workloads only: completion times by response size and by workflow shape.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<crate::metrics::jobs::JobSummary>,
     /// Deadline workloads only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deadlines: Option<DeadlineStats>,
@@ -233,6 +236,7 @@ impl Experiment {
                 trimmed: sum(|s| s.trims),
             },
             buckets: summarize(&w.records, &self.buckets, self.warmup),
+            jobs: crate::metrics::jobs::summary(&w.jobs, self.warmup),
             deadlines: deadline_stats(&w.records, self.warmup),
             receivers: if self.flow_level {
                 None
@@ -282,6 +286,8 @@ impl Experiment {
             Column::F64("deadline_us", fl(&|x| x.deadline.map_or(f64::NAN, |d| d.micros()))),
             Column::I64("retransmits", ps(&|x| x.retransmits as i64)),
             Column::I64("timeouts", ps(&|x| x.timeouts as i64)),
+            Column::Str("role", r.iter().map(|x| x.role.name().to_string()).collect()),
+            Column::I64("retrieval_id", ps(&|x| x.role.retrieval().map_or(-1, |q| q as i64))),
         ]
     }
 
@@ -317,6 +323,16 @@ impl Experiment {
         .collect()
     }
 
+    /// One row per retrieval (request–response workloads).
+    pub fn retrieval_columns(&self) -> Vec<Column> {
+        crate::metrics::jobs::retrieval_columns(&self.world.jobs, &self.world.records)
+    }
+
+    /// One row per workflow (a lone retrieval is a workflow of one part).
+    pub fn workflow_columns(&self) -> Vec<Column> {
+        crate::metrics::jobs::workflow_columns(&self.world.jobs)
+    }
+
     /// The queue-occupancy samples (only with `output.queue_sample`).
     pub fn queue_columns(&self) -> Vec<Column> {
         let q = &self.world.queue_samples;
@@ -337,12 +353,20 @@ impl Experiment {
                 if !self.world.queue_samples.is_empty() {
                     write_parquet(&dir.join("queues.parquet"), "queues", &self.queue_columns())?;
                 }
+                if !self.world.jobs.workflows.is_empty() {
+                    write_parquet(&dir.join("retrievals.parquet"), "retrievals", &self.retrieval_columns())?;
+                    write_parquet(&dir.join("workflows.parquet"), "workflows", &self.workflow_columns())?;
+                }
             }
             OutputFormat::Csv => {
                 write_csv(&dir.join("flows.csv"), &self.flow_columns())?;
                 write_csv(&dir.join("ports.csv"), &self.port_columns())?;
                 if !self.world.queue_samples.is_empty() {
                     write_csv(&dir.join("queues.csv"), &self.queue_columns())?;
+                }
+                if !self.world.jobs.workflows.is_empty() {
+                    write_csv(&dir.join("retrievals.csv"), &self.retrieval_columns())?;
+                    write_csv(&dir.join("workflows.csv"), &self.workflow_columns())?;
                 }
             }
         }
@@ -361,8 +385,10 @@ impl Experiment {
             self.world
                 .generators
                 .iter()
+                .filter(|g| g.is_foreground()) // background traffic ends with the rest
                 .map(|g| match g {
                     crate::traffic::Generator::Poisson { until, .. } => *until,
+                    crate::traffic::Generator::Jobs(j) => j.until,
                     _ => None,
                 })
                 .try_fold(crate::units::Time::ZERO, |acc, u| u.map(|u| acc.max(u)))
@@ -378,6 +404,8 @@ impl Experiment {
                 crate::traffic::Generator::Poisson { remaining, .. } => *remaining,
                 crate::traffic::Generator::Incast { remaining, senders, .. } => Some(remaining * *senders as u64),
                 crate::traffic::Generator::List { flows, .. } => Some(flows.len() as u64),
+                // Workflows make a number of flows known only as they run; background flows are closed-loop.
+                crate::traffic::Generator::Jobs(_) | crate::traffic::Generator::Background(_) => None,
             })
             .sum()
     }

@@ -491,6 +491,14 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         .enumerate()
         .map(|(i, w)| super::workload::generator(&c, w, i, cfg.seed, hosts, host_rate, fr))
         .collect::<R<Vec<_>>>()?;
+    if cfg.transport.kind.as_deref() == Some("ideal") {
+        if let Some(i) = generators.iter().position(|g| matches!(g, Generator::Jobs(_) | Generator::Background(_))) {
+            return Err(c.err(
+                &format!("workload[{i}].kind"),
+                "the flow-level Ideal takes open-loop flows only (no retrievals, workflows or background flows)",
+            ));
+        }
+    }
     let mut faults = Vec::new();
     for (i, f) in cfg.fault.iter().enumerate() {
         let key = format!("fault[{i}]");

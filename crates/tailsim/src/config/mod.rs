@@ -3,14 +3,15 @@
 
 mod build;
 mod homa;
+mod jobs;
 mod mechanisms;
 mod presets;
 mod qjump;
 mod receiver_driven;
 pub mod schema;
 mod transport;
-mod workload;
 pub mod units;
+mod workload;
 
 pub use build::{build, Experiment, OutputFormat};
 pub use schema::ExperimentConfig;

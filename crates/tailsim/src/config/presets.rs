@@ -58,10 +58,15 @@ ack = 64
 wire_overhead = 20
 "#;
 
-/// The DeTail fabrics' timing and framing, shared by `detail-128` and `detail-16` (see `detail-128`).
+/// The DeTail fabrics' timing and framing, shared by `detail-128` and `detail-16` (see `detail-128`). Hosts
+/// never drop what their own stack sends: the NIC queue is unbounded, as a socket buffer blocks the sender
+/// (the thesis does not state its hosts' queues; under PFC a bounded NIC queue would drop paused traffic).
 macro_rules! detail_timing {
     () => {
         r#"
+[host]
+nic_buffer = "unlimited"
+
 [switch]
 delay = "7.284us"
 buffer = "128KiB"

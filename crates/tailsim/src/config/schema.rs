@@ -247,8 +247,27 @@ pub struct TransportCfg {
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadCfg {
-    /// "poisson", "incast", "permutation", "trace".
+    /// "poisson", "incast", "permutation", "trace", "retrieval", "workflow", "background".
     pub kind: Option<String>,
+    /// Response (or flow) sizes drawn with equal probability.
+    pub sizes: Option<Vec<Size>>,
+    /// Retrievals / workflows per second per client.
+    pub rate: Option<f64>,
+    /// Host sets: a list of host numbers and "a-b" ranges, or "all", or "random:N".
+    pub clients: Option<toml::Value>,
+    pub servers: Option<toml::Value>,
+    pub sources: Option<toml::Value>,
+    pub destinations: Option<toml::Value>,
+    /// Request size of a retrieval (default 10 B).
+    pub request: Option<Size>,
+    /// Workflows: "sequential" or "partition-aggregate".
+    pub shape: Option<String>,
+    /// Sequential workflows: retrievals per workflow.
+    pub parts: Option<u32>,
+    /// Partition-aggregate workflows: fan-outs drawn with equal probability.
+    pub fanout: Option<Vec<u32>>,
+    /// Background: flows kept going per source.
+    pub per_source: Option<u32>,
     /// A built-in CDF name or a CDF file path.
     pub cdf: Option<String>,
     pub cdf_interp: Option<String>,

@@ -10,9 +10,24 @@ use std::sync::Arc;
 use tailsim_workload::{CdfOptions, Interp, SizeCdf};
 
 fn sizes(c: &Ctx, w: &WorkloadCfg, key: &str) -> R<Sizes> {
+    if let Some(list) = &w.sizes {
+        if w.cdf.is_some() || w.size.is_some() {
+            return Err(c.err(&format!("{key}.sizes"), "give one of `cdf`, `size` or `sizes`"));
+        }
+        if list.is_empty() {
+            return Err(c.err(&format!("{key}.sizes"), "an empty list: give at least one size"));
+        }
+        if list.iter().any(|s| s.0 == 0) {
+            return Err(c.err(&format!("{key}.sizes"), "a flow must have at least 1 byte"));
+        }
+        return Ok(Sizes::Choice(list.iter().map(|s| s.0).collect()));
+    }
     match (&w.cdf, &w.size) {
         (Some(_), Some(_)) => Err(c.err(&format!("{key}.size"), "give either `cdf` or `size`, not both")),
-        (None, None) => Err(c.err(key, "missing: expected `cdf` (a distribution) or `size` (a fixed flow size)")),
+        (None, None) => Err(c.err(
+            key,
+            "missing: expected `cdf` (a distribution), `size` (a fixed flow size) or `sizes` (a list, equally likely)",
+        )),
         (None, Some(s)) if s.0 == 0 => Err(c.err(&format!("{key}.size"), "a flow must have at least 1 byte")),
         (None, Some(s)) => Ok(Sizes::Fixed(s.0)),
         (Some(name), None) => {
@@ -86,6 +101,9 @@ fn deadlines(c: &Ctx, w: &WorkloadCfg, key: &str, seed: u64, i: usize) -> R<Opti
     }))
 }
 
+const KINDS: &str =
+    "\"poisson\", \"incast\", \"permutation\", \"trace\", \"retrieval\", \"workflow\" or \"background\"";
+
 pub(super) fn generator(
     c: &Ctx,
     w: &WorkloadCfg,
@@ -97,7 +115,7 @@ pub(super) fn generator(
 ) -> R<Generator> {
     let key = format!("workload[{i}]");
     let k = |f: &str| format!("{key}.{f}");
-    let kind = c.need(&w.kind, &k("kind"), "\"poisson\", \"incast\", \"permutation\" or \"trace\"")?;
+    let kind = c.need(&w.kind, &k("kind"), KINDS)?;
     let set = [
         ("cdf", w.cdf.is_some()),
         ("cdf_interp", w.cdf_interp.is_some()),
@@ -116,9 +134,21 @@ pub(super) fn generator(
         ("deadline_mean", w.deadline_mean.is_some()),
         ("deadline_below", w.deadline_below.is_some()),
         ("deadline_min_slack", w.deadline_min_slack.is_some()),
+        ("sizes", w.sizes.is_some()),
+        ("rate", w.rate.is_some()),
+        ("clients", w.clients.is_some()),
+        ("servers", w.servers.is_some()),
+        ("sources", w.sources.is_some()),
+        ("destinations", w.destinations.is_some()),
+        ("request", w.request.is_some()),
+        ("shape", w.shape.is_some()),
+        ("parts", w.parts.is_some()),
+        ("fanout", w.fanout.is_some()),
+        ("per_source", w.per_source.is_some()),
     ];
     let allowed: &[&str] = match kind.as_str() {
         "poisson" => &[
+            "sizes",
             "cdf",
             "cdf_interp",
             "cdf_unit_bytes",
@@ -132,9 +162,45 @@ pub(super) fn generator(
             "deadline_below",
             "deadline_min_slack",
         ],
-        "incast" => &["cdf", "cdf_interp", "cdf_unit_bytes", "size", "senders", "dst", "interval", "count", "start"],
+        "incast" => {
+            &["sizes", "cdf", "cdf_interp", "cdf_unit_bytes", "size", "senders", "dst", "interval", "count", "start"]
+        }
         "permutation" => &["size", "start"],
         "trace" => &["path", "start"],
+        "retrieval" => &[
+            "sizes",
+            "cdf",
+            "cdf_interp",
+            "cdf_unit_bytes",
+            "size",
+            "rate",
+            "clients",
+            "servers",
+            "request",
+            "count",
+            "start",
+            "until",
+        ],
+        "workflow" => &[
+            "sizes",
+            "cdf",
+            "cdf_interp",
+            "cdf_unit_bytes",
+            "size",
+            "rate",
+            "clients",
+            "servers",
+            "request",
+            "count",
+            "start",
+            "until",
+            "shape",
+            "parts",
+            "fanout",
+        ],
+        "background" => {
+            &["sizes", "cdf", "cdf_interp", "cdf_unit_bytes", "size", "sources", "destinations", "per_source", "start"]
+        }
         _ => &[],
     };
     if !allowed.is_empty() {
@@ -255,9 +321,8 @@ pub(super) fn generator(
             flows.sort_by_key(|f| f.start_ps); // stable: file order among equal starts
             Ok(Generator::List { flows, next: 0 })
         }
-        o => Err(c.err(
-            &k("kind"),
-            format!("unknown kind \"{o}\"; expected \"poisson\", \"incast\", \"permutation\" or \"trace\""),
-        )),
+        "retrieval" | "workflow" => super::jobs::workflows(c, w, &key, &kind, i, seed, hosts, sizes(c, w, &key)?),
+        "background" => super::jobs::background(c, w, &key, i, seed, hosts, sizes(c, w, &key)?),
+        o => Err(c.err(&k("kind"), format!("unknown kind \"{o}\"; expected {KINDS}"))),
     }
 }

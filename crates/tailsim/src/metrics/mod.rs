@@ -1,6 +1,7 @@
 //! Per-flow records, summaries by flow-size bucket, and the ideal (empty-fabric) completion time.
 
 pub mod inbound;
+pub mod jobs;
 pub mod latency;
 pub mod output;
 
@@ -23,6 +24,8 @@ pub struct FlowRecord {
     pub deadline: Option<Time>,
     pub retransmits: u32,
     pub timeouts: u32,
+    /// Plain flow, background flow, or a retrieval's request or response.
+    pub role: crate::traffic::jobs::Role,
 }
 
 impl FlowRecord {

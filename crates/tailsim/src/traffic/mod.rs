@@ -8,23 +8,28 @@
 //! so `load` is the mean utilization of host uplinks by data packets (ACKs excluded), the definition used
 //! by pFabric's ns-2 scripts. The aggregate process over H hosts is Poisson with rate H · λ_host.
 
+pub mod jobs;
+
 use crate::engine::Rng;
 use crate::units::{NodeId, Time};
+use jobs::{BackgroundGen, JobGen};
 use std::sync::Arc;
 use tailsim_workload::{SizeCdf, TraceFlow};
 
-/// Flow sizes: a distribution or a constant.
+/// Flow sizes: a distribution, a constant, or one of a list with equal probability.
 #[derive(Clone)]
 pub enum Sizes {
     Cdf(Arc<SizeCdf>),
     Fixed(u64),
+    Choice(Vec<u64>),
 }
 
 impl Sizes {
-    fn draw(&self, rng: &mut Rng) -> u64 {
+    pub(crate) fn draw(&self, rng: &mut Rng) -> u64 {
         match self {
             Sizes::Cdf(c) => c.sample(rng.uniform()),
             Sizes::Fixed(s) => *s,
+            Sizes::Choice(v) => v[rng.below(v.len() as u32) as usize],
         }
     }
     /// E[S] and E[⌈S/mss⌉].
@@ -32,6 +37,10 @@ impl Sizes {
         match self {
             Sizes::Cdf(c) => (c.mean_bytes(), c.mean_packets(mss)),
             Sizes::Fixed(s) => (*s as f64, s.div_ceil(mss) as f64),
+            Sizes::Choice(v) => {
+                let n = v.len() as f64;
+                (v.iter().sum::<u64>() as f64 / n, v.iter().map(|s| s.div_ceil(mss)).sum::<u64>() as f64 / n)
+            }
         }
     }
 }
@@ -74,6 +83,10 @@ pub enum Generator {
     },
     /// Explicit flows (trace file, htsim connection matrix, permutation round), sorted by start time.
     List { flows: Vec<TraceFlow>, next: usize },
+    /// Poisson retrievals and workflows (jobs.rs); the world chains their flows.
+    Jobs(Box<JobGen>),
+    /// Closed-loop background flows (jobs.rs).
+    Background(Box<BackgroundGen>),
 }
 
 /// pFabric's deadline workload (§5.4.2): flows smaller than `below` bytes get a deadline drawn from an
@@ -136,10 +149,17 @@ impl Generator {
             }
             Generator::Incast { next_at, remaining, .. } => (*remaining > 0).then_some(*next_at),
             Generator::List { flows, next } => flows.get(*next).map(|f| Time(f.start_ps)),
+            Generator::Jobs(j) => j.next_time(),
+            Generator::Background(b) => b.pending.then_some(b.start),
         }
     }
 
-    /// Release the flows due now into `out` and advance.
+    /// Whether the run's end waits for this generator's traffic (background traffic only fills the time).
+    pub fn is_foreground(&self) -> bool {
+        !matches!(self, Generator::Background(_))
+    }
+
+    /// Release the flows due now into `out` and advance (workflows are drawn by `JobGen::release`).
     pub fn release(&mut self, out: &mut Vec<NewFlow>) {
         match self {
             Generator::Poisson {
@@ -199,6 +219,8 @@ impl Generator {
                     *next += 1;
                 }
             }
+            Generator::Jobs(_) => unreachable!("the world draws workflows with JobGen::release"),
+            Generator::Background(b) => b.release(out),
         }
     }
 }

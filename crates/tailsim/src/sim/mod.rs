@@ -1,12 +1,15 @@
 //! The simulation: one `World` holding the network, the transport, the traffic generators and the records,
 //! and the event loop that drives them.
 
+mod chain;
+
 use crate::engine::{Event, EventQueue};
 use crate::metrics::inbound::{Inbound, InboundStats};
 use crate::metrics::{ideal_fct, FlowRecord, Framing};
 use crate::net::ledger::LedgerError;
 use crate::net::packet::PktKind;
 use crate::net::{Network, Packets};
+use crate::traffic::jobs::{Jobs, Role};
 use crate::traffic::{Generator, NewFlow};
 use crate::transport::{Ctx, FlowEvent, FlowSpec, Transport};
 use crate::units::{NodeId, PktId, Time};
@@ -60,6 +63,14 @@ pub struct World {
     pub framing: Framing,
     pub records: Vec<FlowRecord>,
     pub flows_finished: u64,
+    /// Retrievals and workflows (request–response workloads).
+    pub jobs: Jobs,
+    /// Foreground work not yet done: open-loop flows and workflows in progress, plus foreground generators
+    /// with arrivals to come. With background generators, the run ends when this reaches zero.
+    foreground_open: u64,
+    has_background: bool,
+    /// Set when only background traffic is left: `run` returns `Finished`.
+    foreground_done: bool,
     /// Receivers' wasted downlink time (Homa thesis Ch. 5).
     pub inbound: Inbound,
     /// Receiver statistics taken when the last Poisson generator released its last flow: the open-loop
@@ -103,10 +114,14 @@ impl World {
             ev.schedule(f.at, Event::Fault(i as u32));
         }
         let inbound = Inbound::new(&net);
-        // Only load-driven (Poisson) generators define an open-loop period; traces and incasts are measured
-        // over the whole run.
-        let generators_left =
-            generators.iter().filter(|g| matches!(g, Generator::Poisson { .. }) && g.next_time().is_some()).count();
+        let foreground_open = generators.iter().filter(|g| g.is_foreground() && g.next_time().is_some()).count() as u64;
+        let has_background = generators.iter().any(|g| !g.is_foreground());
+        // Only rate-driven (Poisson flows and workflows) generators define an open-loop period; traces and
+        // incasts are measured over the whole run.
+        let generators_left = generators
+            .iter()
+            .filter(|g| matches!(g, Generator::Poisson { .. } | Generator::Jobs(_)) && g.next_time().is_some())
+            .count();
         World {
             inbound,
             inbound_at_last_arrival: None,
@@ -121,6 +136,10 @@ impl World {
             framing,
             records: Vec::new(),
             flows_finished: 0,
+            jobs: Jobs::default(),
+            foreground_open,
+            has_background,
+            foreground_done: false,
             flow_class: Vec::new(),
             queue_samples: Vec::new(),
             sample_every,
@@ -148,6 +167,9 @@ impl World {
         loop {
             if self.ev.processed() >= budget {
                 return StopReason::EventBudget;
+            }
+            if self.foreground_done {
+                return StopReason::Finished;
             }
             match self.ev.peek_time() {
                 None => return StopReason::Finished,
@@ -303,76 +325,128 @@ impl World {
     /// Release generator `i`'s flows due now: record them (with their ideal FCT) and schedule the
     /// generator's next arrival. Returns the new records' indices.
     fn release_flows(&mut self, i: usize) -> std::ops::Range<usize> {
-        let g = &mut self.generators[i];
         self.new_flows.clear();
-        g.release(&mut self.new_flows);
+        let role = match &self.generators[i] {
+            Generator::Background(_) => Role::Background(i as u32),
+            _ => Role::Flow,
+        };
+        self.generators[i].release(&mut self.new_flows);
+        self.advance(i);
+        let first = self.records.len();
+        let new = std::mem::take(&mut self.new_flows);
+        for nf in &new {
+            self.record(nf, role);
+        }
+        self.new_flows = new; // keep the capacity
+        first..self.records.len()
+    }
+
+    /// Schedule generator `i`'s next arrival, or note that it has none left.
+    fn advance(&mut self, i: usize) {
+        let g = &self.generators[i];
         if let Some(t) = g.next_time() {
             self.ev.schedule(t.max(self.now), Event::Arrival(i as u32));
-        } else if matches!(g, Generator::Poisson { .. }) {
+            return;
+        }
+        let rate_driven = matches!(g, Generator::Poisson { .. } | Generator::Jobs(_));
+        if g.is_foreground() {
+            self.foreground_finished();
+        }
+        if rate_driven {
             self.generators_left -= 1;
             if self.generators_left == 0 {
                 self.inbound_at_last_arrival = self.inbound.stats(&self.net, self.now);
             }
         }
-        let first = self.records.len();
-        for nf in &self.new_flows {
-            let id = self.records.len() as u64;
-            let ideal = ideal_fct(&self.net, nf.src, nf.dst, nf.size, self.framing);
-            // pFabric §5.4.2: a deadline is at least `min_slack` × the lowest possible FCT.
-            let deadline = nf.deadline.map(|d| d.draw.max(Time((ideal.0 as f64 * d.min_slack).ceil() as u64)));
-            self.records.push(FlowRecord {
-                id,
-                src: nf.src,
-                dst: nf.dst,
-                size: nf.size,
-                start: self.now,
-                end: None,
-                ideal,
-                deadline,
-                retransmits: 0,
-                timeouts: 0,
-            });
+    }
+
+    /// One piece of foreground work is done; with only background traffic left, the run is over.
+    fn foreground_finished(&mut self) {
+        self.foreground_open -= 1;
+        if self.foreground_open == 0 && self.has_background {
+            self.foreground_done = true;
         }
-        first..self.records.len()
+    }
+
+    /// Record a flow starting now; returns its index.
+    fn record(&mut self, nf: &NewFlow, role: Role) -> usize {
+        let id = self.records.len() as u64;
+        let ideal = ideal_fct(&self.net, nf.src, nf.dst, nf.size, self.framing);
+        // pFabric §5.4.2: a deadline is at least `min_slack` × the lowest possible FCT.
+        let deadline = nf.deadline.map(|d| d.draw.max(Time((ideal.0 as f64 * d.min_slack).ceil() as u64)));
+        self.records.push(FlowRecord {
+            id,
+            src: nf.src,
+            dst: nf.dst,
+            size: nf.size,
+            start: self.now,
+            end: None,
+            ideal,
+            deadline,
+            retransmits: 0,
+            timeouts: 0,
+            role,
+        });
+        if role == Role::Flow {
+            self.foreground_open += 1;
+        }
+        id as usize
+    }
+
+    /// Hand recorded flow `k` to the transport, in the class its workload sets (if any).
+    fn start(&mut self, k: usize, class: Option<u8>) {
+        let r = &self.records[k];
+        let spec = FlowSpec {
+            id: r.id,
+            src: r.src,
+            dst: r.dst,
+            size: r.size,
+            start: r.start,
+            deadline: r.deadline.map(|d| r.start + d),
+            class,
+        };
+        self.with_transport(|tr, ctx| tr.start_flow(ctx, spec));
     }
 
     fn on_arrival(&mut self, i: usize) {
+        if let Generator::Jobs(_) = self.generators[i] {
+            return self.on_workflow_arrival(i);
+        }
         let class = self.flow_class.get(i).copied().flatten();
         for k in self.release_flows(i) {
-            let r = &self.records[k];
-            let spec = FlowSpec {
-                id: r.id,
-                src: r.src,
-                dst: r.dst,
-                size: r.size,
-                start: r.start,
-                deadline: r.deadline.map(|d| r.start + d),
-                class,
-            };
-            self.with_transport(|tr, ctx| tr.start_flow(ctx, spec));
+            self.start(k, class);
         }
     }
 
     fn apply_flow_events(&mut self) {
-        for e in self.flow_events.drain(..) {
-            match e {
-                FlowEvent::Heard { id, at } => {
-                    let dst = self.records[id as usize].dst;
-                    self.inbound.heard(&self.net, id, dst, at);
-                }
-                FlowEvent::Received { id, at } => {
-                    let r = &mut self.records[id as usize];
-                    if r.end.is_none() {
-                        r.end = Some(at);
-                        self.flows_finished += 1;
-                        self.inbound.received(&self.net, id, r.dst, at);
+        // Finishing a flow may start others (a response, the next retrieval, a background flow), whose
+        // events are handled in the same pass.
+        while !self.flow_events.is_empty() {
+            let mut events = std::mem::take(&mut self.flow_events);
+            for e in events.drain(..) {
+                match e {
+                    FlowEvent::Heard { id, at } => {
+                        let dst = self.records[id as usize].dst;
+                        self.inbound.heard(&self.net, id, dst, at);
+                    }
+                    FlowEvent::Received { id, at } => {
+                        let r = &mut self.records[id as usize];
+                        if r.end.is_none() {
+                            r.end = Some(at);
+                            self.flows_finished += 1;
+                            self.inbound.received(&self.net, id, r.dst, at);
+                            self.flow_done(id as usize);
+                        }
+                    }
+                    FlowEvent::Closed { id, retransmits, timeouts } => {
+                        let r = &mut self.records[id as usize];
+                        r.retransmits = retransmits;
+                        r.timeouts = timeouts;
                     }
                 }
-                FlowEvent::Closed { id, retransmits, timeouts } => {
-                    let r = &mut self.records[id as usize];
-                    r.retransmits = retransmits;
-                    r.timeouts = timeouts;
-                }
+            }
+            if self.flow_events.is_empty() {
+                self.flow_events = events; // keep the capacity
             }
         }
     }
