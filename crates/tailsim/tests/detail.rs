@@ -39,12 +39,15 @@ fn detail_128_has_the_thesis_shape() {
 
 #[test]
 fn a_lone_full_frame_takes_25_us_per_switch_hop() {
-    // 1530 B at 1 Gbps = 12.24 us, + 5.476 us of link, + 7.284 us in the switch = 25.000 us per switch hop.
+    // 1530 B at 1 Gbps = 12.24 us, + 5.476 us of link, + 4.224 us of forwarding and 3.06 us of crossbar (1530 B
+    // at 4 Gbps) in the CIOQ switch = 25.000 us per switch hop.
     // Under one ToR: 2 links + 1 switch = 42.716 us; across pods: 6 links + 5 switches = 142.716 us.
     let same_tor = lone("detail-128", 0, 1, 1460).world.records[0].fct().unwrap();
     assert_eq!(same_tor, Time::ps(42_716_000));
-    let cross_pod = lone("detail-128", 0, 127, 1460).world.records[0].fct().unwrap();
+    let e = lone("detail-128", 0, 127, 1460);
+    let cross_pod = e.world.records[0].fct().unwrap();
     assert_eq!(cross_pod, Time::ps(142_716_000));
+    assert_eq!(e.world.records[0].ideal, cross_pod);
     assert_eq!(cross_pod - same_tor, Time::us(100)); // four more switch hops
 }
 
@@ -57,10 +60,14 @@ fn detail_16_has_slower_upper_tiers() {
     rates.sort();
     rates.dedup();
     assert_eq!(rates, vec![250_000_000, 500_000_000, 1_000_000_000]);
-    // host 0 -> host 15 crosses the core: 1 G, 0.5 G, 0.25 G, 0.25 G, 0.5 G, 1 G, store and forward.
+    // host 0 -> host 15 crosses the core: 1 G, 0.5 G, 0.25 G, 0.25 G, 0.5 G, 1 G, store and forward. Each of
+    // the 5 CIOQ switches forwards in 4.224 us, then its crossbar moves the frame at 4 × the egress rate.
     let ser = |gbps_x4: u64| 1530 * 8 * 4_000 / gbps_x4; // ps, rate in quarter-Gbps units
     let links = 2 * (ser(4) + ser(2) + ser(1)) + 6 * 5_476_000;
-    assert_eq!(e.world.records[0].fct().unwrap(), Time::ps(links + 5 * 7_284_000));
+    let crossbars = (ser(2) + ser(1) + ser(1) + ser(2) + ser(4)) / 4;
+    let fct = e.world.records[0].fct().unwrap();
+    assert_eq!(fct, Time::ps(links + 5 * 4_224_000 + crossbars));
+    assert_eq!(e.world.records[0].ideal, fct, "the ideal FCT counts the crossbars too");
 }
 
 #[test]

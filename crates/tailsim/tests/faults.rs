@@ -64,3 +64,20 @@ fn permanent_failure_ends_at_the_time_limit_with_packets_accounted_for() {
     assert_eq!(s.packets.created, s.packets.delivered + s.packets.dropped + s.packets.in_flight);
     assert!(e.world.records[0].end.is_none());
 }
+
+#[test]
+fn a_degraded_link_carries_packets_at_its_new_rate() {
+    // small_fabric: 10 Gbps edges, 40 Gbps core. A 1460 B packet from host 0 to host 3 crosses h0–leaf0,
+    // leaf0–spine0, spine0–leaf1, leaf1–h3. Degrading leaf0–spine0 to 1 Gbps (both directions) at time 0 makes
+    // that hop's serialization 1500 B × 8 / 1 Gbps = 12 us instead of 0.3 us.
+    let healthy = run(&pair("", "1460B")).0.world.records[0].fct().unwrap();
+    let (e, s) = run(&pair("[[fault]]\nat = \"0us\"\nlink = [\"leaf0\", \"spine0\"]\nrate = \"1Gbps\"", "1460B"));
+    assert_eq!(s.flows_finished, 1);
+    let degraded = e.world.records[0].fct().unwrap();
+    // The ACK crosses the degraded link too, but the FCT ends at the receiver: one data packet, one hop.
+    assert_eq!(degraded - healthy, tailsim::units::Time::ps(12_000_000 - 300_000));
+    let port = e.world.net.ports.iter().find(|p| p.node.0 == 4 && p.peer.0 == 6).unwrap();
+    assert_eq!(port.rate.0, 1_000_000_000);
+    let err = config_error(&pair("[[fault]]\nat = \"0us\"\nlink = [\"leaf0\", \"spine0\"]\nrate = \"0Gbps\"", "1B"));
+    assert!(err.contains("fault[0].rate") && err.contains("positive"), "{err}");
+}

@@ -507,8 +507,14 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
                 .ok_or_else(|| c.err(&format!("{key}.link"), format!("\"{s}\" is not a host number or switch name")))
         };
         let (a, b) = (end(&f.link[0])?, end(&f.link[1])?);
-        if f.state.is_none() && f.corrupt.is_none() {
-            return Err(c.err(&key, "a fault needs `state` (\"up\"/\"down\") or `corrupt` (a probability)"));
+        if f.state.is_none() && f.corrupt.is_none() && f.rate.is_none() {
+            return Err(c.err(
+                &key,
+                "a fault needs `state` (\"up\"/\"down\"), `corrupt` (a probability) or `rate` (a degraded link)",
+            ));
+        }
+        if f.rate.is_some_and(|r| r.0 .0 == 0) {
+            return Err(c.err(&format!("{key}.rate"), "must be positive (take the link down with state = \"down\")"));
         }
         let up = match f.state.as_deref() {
             None => None,
@@ -528,7 +534,7 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
                 c.err(&format!("{key}.link"), format!("no link between \"{}\" and \"{}\"", f.link[0], f.link[1]))
             );
         }
-        faults.push(Fault { at: f.at.0, a, b, up, corrupt: f.corrupt });
+        faults.push(Fault { at: f.at.0, a, b, up, corrupt: f.corrupt, rate: f.rate.map(|r| r.0) });
     }
     // Thresholds derived from the workload use the first Poisson workload with a size distribution.
     let dist = generators.iter().zip(&cfg.workload).find_map(|(g, w)| match g {

@@ -4,8 +4,10 @@
 use super::build::{Ctx, R};
 use super::schema::ExperimentConfig;
 use crate::net::mech::adaptive_lb::{AdaptiveLb, Rule};
+use crate::net::mech::cioq::{Cioq, CioqParams};
 use crate::net::mech::pfc::{Pfc, PfcParams};
 use crate::net::mech::{bounce::BounceDrop, Mech};
+use crate::net::queue::CLASSES;
 use crate::net::Network;
 use crate::units::Time;
 
@@ -46,29 +48,121 @@ pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, net: &mut Network) -> R<(
         let ports: Vec<_> = net.switch_ports().collect();
         net.install(Mech::AdaptiveLb(AdaptiveLb::new(cfg.seed, rule)), ports);
     }
-    if let Some(p) = &cfg.pfc {
-        let pause = p.pause.map_or(8192, |s| s.0);
-        let unpause = p.unpause.map_or(4557, |s| s.0);
-        if pause == 0 {
-            return Err(c.err("pfc.pause", "must be at least 1 byte"));
+    let pfc = match &cfg.pfc {
+        None => None,
+        Some(p) => {
+            let pause = p.pause.map_or(8192, |s| s.0);
+            let unpause = p.unpause.map_or(4557, |s| s.0);
+            if pause == 0 {
+                return Err(c.err("pfc.pause", "must be at least 1 byte"));
+            }
+            if unpause >= pause {
+                return Err(c.err("pfc.unpause", format!("must be below pfc.pause ({pause} B), found {unpause} B")));
+            }
+            if cfg.switch.queue.as_deref() == Some("pfabric") {
+                return Err(c.err("pfc", "PFC pauses priority classes of FIFO queues; pFabric queues have none"));
+            }
+            if net.ports.iter().any(|p| p.trim.is_some()) {
+                // A trimmed packet changes size and class between the ingress charge and the release.
+                return Err(c.err("pfc", "PFC does not combine with trimming switches (transport \"ndp\")"));
+            }
+            Some(PfcParams { pause, unpause, response: p.response.map_or(Time::ZERO, |d| d.0) })
         }
-        if unpause >= pause {
-            return Err(c.err("pfc.unpause", format!("must be below pfc.pause ({pause} B), found {unpause} B")));
+    };
+    match cfg.switch.architecture.as_deref().unwrap_or("output-queued") {
+        "output-queued" => {
+            for k in ["ingress_buffer", "speedup"] {
+                let set =
+                    if k == "speedup" { cfg.switch.speedup.is_some() } else { cfg.switch.ingress_buffer.is_some() };
+                if set {
+                    return Err(c.err(&format!("switch.{k}"), "applies only with switch.architecture = \"cioq\""));
+                }
+            }
+            if let Some(prm) = pfc {
+                let ports: Vec<_> = net.switch_ports().collect();
+                net.install(Mech::Pfc(Pfc::new(prm, net.ports.len())), ports);
+            }
         }
-        if cfg.switch.queue.as_deref() == Some("pfabric") {
-            return Err(c.err("pfc", "PFC pauses priority classes of FIFO queues; pFabric queues have none"));
+        "cioq" => {
+            let Some(egress) = cioq_egress(net) else {
+                return Err(c.err(
+                    "switch.buffer",
+                    "CIOQ switches need a finite per-port buffer (the egress queues), e.g. \"128KiB\"",
+                ));
+            };
+            if cfg.switch.queue.as_deref() == Some("pfabric") {
+                return Err(c.err("switch.architecture", "CIOQ switches use FIFO classes, not pFabric queues"));
+            }
+            let ingress = cfg.switch.ingress_buffer.map_or(egress, |s| s.0);
+            let speedup = cfg.switch.speedup.unwrap_or(4);
+            if speedup == 0 {
+                return Err(c.err("switch.speedup", "must be at least 1"));
+            }
+            if ingress < 1600 {
+                return Err(c.err("switch.ingress_buffer", format!("{ingress} B cannot hold one full packet")));
+            }
+            if let Some(prm) = &pfc {
+                let max = lossless_max_pause(net, ingress, prm.response);
+                if prm.pause > max {
+                    let key = if cfg.pfc.as_ref().is_some_and(|p| p.pause.is_some()) { "pfc.pause" } else { "pfc" };
+                    return Err(c.err(
+                        key,
+                        format!(
+                            "a pause threshold of {} B is above the lossless maximum of {max} B for {ingress} B ingress \
+                             queues: (ingress − {CLASSES} × headroom) / {CLASSES}, with the headroom of the fastest \
+                             link (docs/detail.md)",
+                            prm.pause
+                        ),
+                    ));
+                }
+            }
+            // The crossbar keeps every egress queue within `egress` by class (drain bytes), so the ports' own
+            // admission must not apply a total limit on top.
+            for s in &mut net.switches {
+                s.buffer = crate::net::BufferPolicy::Unlimited;
+                s.crossbar = Some(speedup);
+            }
+            let switches: Vec<Vec<_>> = net.switches.iter().map(|s| s.ports.clone()).collect();
+            let ports: Vec<_> = net.switch_ports().collect();
+            let pfc = pfc.map(|prm| Pfc::new(prm, net.ports.len()));
+            let m = Cioq::new(CioqParams { ingress, egress, speedup }, switches, net.ports.len(), pfc);
+            net.install(Mech::Cioq(m), ports);
         }
-        if net.ports.iter().any(|p| p.trim.is_some()) {
-            // A trimmed packet changes size and class between the ingress charge and the release.
-            return Err(c.err("pfc", "PFC does not combine with trimming switches (transport \"ndp\")"));
-        }
-        let prm = PfcParams { pause, unpause, response: p.response.map_or(Time::ZERO, |d| d.0) };
-        let ports: Vec<_> = net.switch_ports().collect();
-        net.install(Mech::Pfc(Pfc::new(prm, net.ports.len())), ports);
+        o => return Err(c.err("switch.architecture", format!("expected \"output-queued\" or \"cioq\", found \"{o}\""))),
     }
     if cfg.switch.bounce == Some(true) {
         let ports: Vec<_> = net.switch_ports().collect();
         net.install(Mech::BounceDrop(BounceDrop::default()), ports);
     }
     Ok(())
+}
+
+/// The egress queues' size of CIOQ switches: the per-port buffer, if finite.
+fn cioq_egress(net: &Network) -> Option<u64> {
+    match net.switches.first()?.buffer {
+        crate::net::BufferPolicy::PerPort(b) => Some(b),
+        _ => None,
+    }
+}
+
+/// The largest pause threshold an ingress queue of `ingress` bytes can honour without loss when all 8 classes
+/// are paused at once (the DeTail thesis §5.2.3: (131072 − 8 × 4557) / 8 = 11827 B). The headroom of a class
+/// is what may still arrive after its pause is generated: the frame this port is serializing (the pause
+/// waits for it), the pause frame, the link's propagation both ways, the upstream port's frame in progress,
+/// and the response time, all at the link's rate (a 1500 B MTU). The fastest switch link sets it.
+pub fn lossless_max_pause(net: &Network, ingress: u64, response: Time) -> u64 {
+    let headroom = net
+        .switch_ports()
+        .map(|p| {
+            let pt = &net.ports[p.idx()];
+            let w = pt.wire_overhead as u64;
+            let t = pt.rate.tx_time(1500 + w).0 * 2
+                + pt.rate.tx_time(crate::net::mech::pfc::FRAME_BYTES as u64 + w).0
+                + 2 * pt.delay.0
+                + response.0;
+            (t as u128 * pt.rate.0 as u128 / 8_000_000_000_000) as u64
+        })
+        .max()
+        .unwrap_or(0);
+    ingress.saturating_sub(CLASSES as u64 * headroom) / CLASSES as u64
 }

@@ -68,8 +68,11 @@ macro_rules! detail_timing {
 nic_buffer = "unlimited"
 
 [switch]
-delay = "7.284us"
+architecture = "cioq"
+delay = "4.224us"
 buffer = "128KiB"
+ingress_buffer = "128KiB"
+speedup = 4
 
 [packet]
 mss = 1460
@@ -83,10 +86,9 @@ wire_overhead = 30
 /// The DeTail thesis's simulated fabric (§5.3.1, §5.4; shared/notes/seed-000-detail-fastlane.md): 4 pods of 4
 /// ToRs × 8 hosts, 4 aggregation switches per pod, 8 cores (2 core links per aggregation switch), all 1 Gbps:
 /// 128 hosts, 2:1 over-subscribed at the ToRs and again at the aggregation switches. Links 5.476 µs (with
-/// transceivers); 1530 B frames (a 1500 B IP packet + 30 B); 4.224 µs forwarding plus the crossbar's 3.06 µs
-/// for a full frame (size / (4 × rate)): 25.000 µs per switch hop for a full frame. Until CIOQ switches
-/// exist, the crossbar time is folded into the switch delay for a full frame (smaller packets are charged
-/// the same 3.06 µs), and the 128 KB egress queues are per-port buffers.
+/// transceivers); 1530 B frames (a 1500 B IP packet + 30 B); CIOQ switches (128 KB ingress and egress queues
+/// per port) with 4.224 µs forwarding plus the crossbar's 3.06 µs for a full frame (size / (4 × rate)):
+/// 25.000 µs per switch hop for a full frame.
 const DETAIL_128: &str = concat!(
     r#"
 [topology]

@@ -156,6 +156,12 @@ pub struct SwitchCfg {
     pub reserved_classes: Option<u8>,
     /// Bounce drops: a switch turns a dropped data packet into a notice to its source (net/mech/bounce.rs).
     pub bounce: Option<bool>,
+    /// "output-queued" (default) or "cioq" (ingress queues and a crossbar; net/mech/cioq.rs).
+    pub architecture: Option<String>,
+    /// CIOQ: bytes of each ingress queue (default: `buffer`).
+    pub ingress_buffer: Option<Size>,
+    /// CIOQ: crossbar speed over the link rate (default 4).
+    pub speedup: Option<u32>,
     /// Forwarding latency of every switch (for `kind = "htsim"` it overrides the file's per-tier latency; a
     /// topology file's per-switch `delay` wins over it).
     pub delay: Option<Duration>,
@@ -303,6 +309,8 @@ pub struct FaultCfg {
     /// "down" or "up".
     pub state: Option<String>,
     pub corrupt: Option<f64>,
+    /// A new rate for the link, both directions (a degraded link).
+    pub rate: Option<Rate>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]

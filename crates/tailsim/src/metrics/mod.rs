@@ -61,19 +61,26 @@ pub fn ideal_fct(net: &Network, src: NodeId, dst: NodeId, size: u64, fr: Framing
     let last = size - (n - 1) * fr.mss + fr.header + fr.wire_overhead;
     let path = net.path(src, dst);
     let tx_delay = net.hosts[src.idx()].tx_delay;
-    let mut ready = tx_delay.0; // the last packet may start at hop i no earlier than this
+    let mut ready = tx_delay.0; // the last packet may start at stage i no earlier than this
     let mut max_s = 0u64;
-    let mut sum = tx_delay.0; // Σ (s + p + w) up to the previous hop
+    let mut sum = tx_delay.0; // Σ (s + delay) up to the previous stage
+                              // The stages: at a CIOQ switch the crossbar (the egress rate × speedup, no delay after it), then every
+                              // port's serialization followed by its propagation and the next node's forwarding delay.
+    let mut stages = Vec::with_capacity(2 * path.len());
     for (i, &pid) in path.iter().enumerate() {
         let pt = &net.ports[pid.idx()];
-        let s_full = pt.rate.tx_time(full).0;
-        let s_last = pt.rate.tx_time(last).0;
+        if let Some(k) = net.crossbar_speedup(pt.node) {
+            stages.push((pt.rate.tx_time(full).0 / k, pt.rate.tx_time(last).0 / k, 0));
+        }
+        let next_delay = pt.delay.0 + if i + 1 < path.len() { net.node_delay(pt.peer).0 } else { 0 };
+        stages.push((pt.rate.tx_time(full).0, pt.rate.tx_time(last).0, next_delay));
+    }
+    for (s_full, s_last, next_delay) in stages {
         max_s = max_s.max(s_full);
         // D_i(n-1) for the train of n-1 full packets.
         let d_full = if n >= 2 { sum + s_full + (n - 2) * max_s } else { 0 };
         let start = if n >= 2 { ready.max(d_full) } else { ready };
         let done_last = start + s_last;
-        let next_delay = pt.delay.0 + if i + 1 < path.len() { net.node_delay(pt.peer).0 } else { 0 };
         ready = done_last + next_delay;
         sum += s_full + next_delay;
     }

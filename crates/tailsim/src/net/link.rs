@@ -113,7 +113,16 @@ impl Network {
     /// Set a link's state in both directions (down drops what is transmitted on it; degrade sets corruption).
     /// Returns whether the link exists. With re-routing on, a change of up/down re-converges the routes after
     /// the detection delay (`Event::Reconverge`).
-    pub fn set_link(&mut self, a: NodeId, b: NodeId, up: Option<bool>, corrupt: Option<f64>) -> bool {
+    /// Change the link between `a` and `b` (both directions): up or down, its corruption probability, its rate
+    /// (a degraded link; a packet being serialized finishes at the old rate). False if there is no such link.
+    pub fn set_link(
+        &mut self,
+        a: NodeId,
+        b: NodeId,
+        up: Option<bool>,
+        corrupt: Option<f64>,
+        rate: Option<crate::units::BitsPerSec>,
+    ) -> bool {
         let mut found = false;
         for pt in self.ports.iter_mut() {
             if (pt.node == a && pt.peer == b) || (pt.node == b && pt.peer == a) {
@@ -123,6 +132,9 @@ impl Network {
                 }
                 if let Some(c) = corrupt {
                     pt.corrupt_p = c;
+                }
+                if let Some(r) = rate {
+                    pt.rate = r;
                 }
             }
         }

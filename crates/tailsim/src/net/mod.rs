@@ -241,6 +241,14 @@ impl Network {
     }
 
     /// Forwarding delay of a node (0 for hosts).
+    /// The crossbar speedup of a CIOQ switch (net/mech/cioq.rs), None for hosts and output-queued switches.
+    pub fn crossbar_speedup(&self, n: NodeId) -> Option<u64> {
+        if self.is_host(n) {
+            None
+        } else {
+            self.switches[n.idx() - self.hosts.len()].crossbar.map(|k| k as u64)
+        }
+    }
     pub fn node_delay(&self, n: NodeId) -> Time {
         if self.is_host(n) {
             Time::ZERO

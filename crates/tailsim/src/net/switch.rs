@@ -30,6 +30,8 @@ pub struct Switch {
     /// The routes of the healthy fabric, kept once routes first re-converge (for ideal completion times).
     healthy: Option<RouteTable>,
     pub buffer: BufferPolicy,
+    /// CIOQ switches: the crossbar's speedup (net/mech/cioq.rs); None for output-queued switches.
+    pub crossbar: Option<u32>,
     /// Bytes in the shared pool (all ports).
     pub used: u64,
     pub rng: Rng,
@@ -46,6 +48,7 @@ impl Switch {
             routes,
             healthy: None,
             buffer: prm.buffer,
+            crossbar: None,
             used: 0,
             rng: Rng::new(prm.seed, "switch-spray", i as u64),
             salt: mix32(i as u32 ^ 0x5bd1_e995),

@@ -22,6 +22,7 @@ pub struct Fault {
     pub b: NodeId,
     pub up: Option<bool>,
     pub corrupt: Option<f64>,
+    pub rate: Option<crate::units::BitsPerSec>,
 }
 
 /// Why a run ended.
@@ -204,7 +205,7 @@ impl World {
             Event::Arrival(i) => self.on_arrival(i as usize),
             Event::Fault(i) => {
                 let f = self.faults[i as usize].clone();
-                self.net.set_link(f.a, f.b, f.up, f.corrupt);
+                self.net.set_link(f.a, f.b, f.up, f.corrupt, f.rate);
                 if let (Some(d), Some(_)) = (self.net.reroute, f.up) {
                     self.ev.schedule(now + d, Event::Reconverge);
                 }

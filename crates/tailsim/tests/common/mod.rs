@@ -72,6 +72,11 @@ pub fn trace_workload(name: &str, rows: &str) -> String {
     format!("[[workload]]\nkind = \"trace\"\npath = \"{}\"\n", path.display())
 }
 
+/// As `trace_workload`, every flow in strict-priority class `class`.
+pub fn trace_workload_class(name: &str, rows: &str, class: u8) -> String {
+    format!("{}class = {class}\n", trace_workload(name, rows))
+}
+
 /// Two leaves of 4 hosts and `spines` spines, 10 Gbps and 1 us everywhere (so the uplinks are a bottleneck),
 /// TCP with a 10-packet window and a 200 us minimum RTO; `extra` adds tables (or keys after `[transport]`).
 pub fn two_leaves(spines: u32, extra: &str) -> String {

@@ -8,6 +8,7 @@
 
 pub mod adaptive_lb;
 pub mod bounce;
+pub mod cioq;
 pub mod pfc;
 
 use crate::net::hooks::{Admit, Arrive, HookCtx, HookSet};
@@ -102,6 +103,7 @@ macro_rules! mechanisms {
 mechanisms! {
     AdaptiveLb(adaptive_lb::AdaptiveLb),
     BounceDrop(bounce::BounceDrop),
+    Cioq(cioq::Cioq),
     Pfc(pfc::Pfc),
     #[cfg(test)]
     Probe(crate::net::tests::Probe),

@@ -112,7 +112,7 @@ impl Pfc {
         c.effect(Effect::Frame { port: p, id });
     }
 
-    fn release(&mut self, c: &mut HookCtx, id: PktId) {
+    pub(super) fn release(&mut self, c: &mut HookCtx, id: PktId) {
         let p = *c.packet(id);
         if p.in_port == PortId::NONE || p.kind.is_link_local() {
             return;
