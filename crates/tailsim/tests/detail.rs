@@ -90,3 +90,31 @@ fn fat_tree_shape_keys_are_checked() {
     ));
     assert!(e.contains("topology.tors_per_pod"), "{e}");
 }
+
+#[test]
+fn a_removed_link_is_gone_and_routes_avoid_it() {
+    // §5.4.4: one aggregation–core link removed. agg0's routes to other pods then use its other core link.
+    let cfg = |extra: &str| {
+        format!(
+            "[topology]\npreset = \"detail-128\"\n{extra}\n[transport]\nkind = \"tcp\"\ninit_cwnd = 10\n{}",
+            trace_workload("detail-removed.csv", "0,127,1460,0\n")
+        )
+    };
+    let (e, s) = run(&cfg("remove_links = [[\"agg0\", \"core0\"]]"));
+    assert_eq!(s.flows_finished, 1);
+    let net = &e.world.net;
+    let id = |name: &str| net.switches.iter().position(|s| s.name == name).unwrap() + net.n_hosts();
+    let (agg0, core0) = (id("agg0"), id("core0"));
+    assert!(!net.ports.iter().any(|p| (p.node.idx() == agg0 && p.peer.idx() == core0)));
+    let sw = &net.switches[agg0 - net.n_hosts()];
+    let to_far = sw.routes.candidates(tailsim::units::NodeId(127));
+    assert_eq!(to_far.len(), 1, "one core link left at agg0");
+    assert_eq!(net.ports.len() + 2, exp(&cfg("")).world.net.ports.len());
+    // A missing link and a cut-off host are refused, naming the entry.
+    let err = config_error(&cfg("remove_links = [[\"agg0\", \"core7\"]]"));
+    assert!(err.contains("topology.remove_links[0]") && err.contains("no link between"), "{err}");
+    let err = config_error(&cfg("remove_links = [[\"agg0\", \"nope\"]]"));
+    assert!(err.contains("\"nope\" is not a host number or switch name"), "{err}");
+    let err = config_error(&cfg("remove_links = [[\"h5\", \"edge0\"]]"));
+    assert!(err.contains("cuts host 5 off"), "{err}");
+}

@@ -261,6 +261,48 @@ fn classes_in_use(t: &TransportCfg) -> u8 {
     }
 }
 
+/// `topology.remove_links`: take the named links out of the fabric (the DeTail thesis §5.4.4 removes one
+/// aggregation–core link); every host must still reach every other.
+fn remove_links(c: &Ctx, t: &TopologyCfg, spec: &mut TopologySpec) -> R<()> {
+    let Some(list) = &t.remove_links else { return Ok(()) };
+    for (i, [x, y]) in list.iter().enumerate() {
+        let key = format!("topology.remove_links[{i}]");
+        let end = |s: &str| {
+            node_by_name(spec, s).ok_or_else(|| c.err(&key, format!("\"{s}\" is not a host number or switch name")))
+        };
+        let (a, b) = (end(x)?, end(y)?);
+        let Some(k) = spec.links.iter().position(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a)) else {
+            return Err(c.err(&key, format!("no link between \"{x}\" and \"{y}\"")));
+        };
+        spec.links.remove(k);
+    }
+    // Every host must still reach host 0 (a breadth-first search over what is left).
+    let n = spec.hosts as usize + spec.switches.len();
+    let mut adj = vec![Vec::new(); n];
+    for l in &spec.links {
+        adj[l.a.idx()].push(l.b.idx());
+        adj[l.b.idx()].push(l.a.idx());
+    }
+    let mut seen = vec![false; n];
+    let mut stack = vec![0usize];
+    seen[0] = true;
+    while let Some(v) = stack.pop() {
+        for &w in &adj[v] {
+            if !seen[w] {
+                seen[w] = true;
+                stack.push(w);
+            }
+        }
+    }
+    if let Some(h) = (0..spec.hosts as usize).find(|&h| !seen[h]) {
+        return Err(c.err(
+            "topology.remove_links",
+            format!("removing these links cuts host {h} off from host 0; a fabric must stay connected"),
+        ));
+    }
+    Ok(())
+}
+
 /// A switch by its exact name, else a host by number ("3" or "h3").
 fn node_by_name(spec: &TopologySpec, name: &str) -> Option<NodeId> {
     if let Some(i) = spec.switches.iter().position(|s| s.name == name) {
@@ -276,7 +318,8 @@ const PIAS_ECN_K: u64 = 22_500;
 pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Experiment> {
     let c = Ctx { src };
     let sw = &cfg.switch;
-    let spec = topology(&c, &cfg.topology, sw.delay.map(|d| d.0))?;
+    let mut spec = topology(&c, &cfg.topology, sw.delay.map(|d| d.0))?;
+    remove_links(&c, &cfg.topology, &mut spec)?;
     // Packet framing.
     let p = &cfg.packet;
     let fr = Framing {

@@ -46,6 +46,8 @@ pub struct TopologyCfg {
     pub preset: Option<String>,
     /// "leaf-spine", "fat-tree", "htsim" (a .topo file), "file" (a TOML link list).
     pub kind: Option<String>,
+    /// Links left out of the built fabric (each a pair of ends); routes are computed without them.
+    pub remove_links: Option<Vec<[String; 2]>>,
     pub leaves: Option<u32>,
     pub spines: Option<u32>,
     pub hosts_per_leaf: Option<u32>,
