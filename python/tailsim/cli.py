@@ -117,9 +117,10 @@ def _plot(argv: list[str]) -> int:
 def _reproduce(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         prog="tailsim reproduce",
-        description="Reproduce a paper's headline results (docs/pfabric.md, docs/homa.md, docs/qjump.md).",
+        description="Reproduce a paper's headline results (docs/pfabric.md, docs/homa.md, docs/qjump.md, "
+        "docs/detail.md).",
     )
-    ap.add_argument("paper", choices=["pfabric", "homa", "qjump"])
+    ap.add_argument("paper", choices=["pfabric", "homa", "qjump", "detail"])
     ap.add_argument(
         "--scale",
         choices=["small", "medium", "full"],
@@ -133,19 +134,22 @@ def _reproduce(argv: list[str]) -> int:
         "--parts",
         help="comma-separated; pfabric: main (Figs. 7-9), deadlines (Figs. 10-11), queues (Fig. 23); "
         "homa: main (Figs. 6.1-6.2, Table 6.1), overcommit (Figs. 5.2/5.4), maxload (Fig. 6.3); "
-        "qjump: bound (Fig. 4.10), fabric (Fig. 4.7), and the others in docs/qjump.md; default: all",
+        "qjump: bound (Fig. 4.10), fabric (Fig. 4.7), and the others in docs/qjump.md; "
+        "detail: micro (Figs. 5.6-5.8), asym (Fig. 5.10), web (Figs. 5.12-5.13), verify (Fig. 5.5), longflows "
+        "(Fig. 5.9); default: all",
     )
     ap.add_argument("--workers", type=int)
     ap.add_argument("--backend", choices=["local", "dask"], default="local")
     ap.add_argument("--scheduler")
     a = ap.parse_args(argv)
-    from . import reproduce, reproduce_homa, reproduce_qjump
+    from . import reproduce, reproduce_detail, reproduce_homa, reproduce_qjump
 
     out = a.out or f"results/reproduce-{a.paper}-{a.scale}"
     papers = {
         "pfabric": (reproduce.PARTS, reproduce.pfabric),
         "homa": (reproduce_homa.PARTS, reproduce_homa.homa),
         "qjump": (reproduce_qjump.PARTS, reproduce_qjump.qjump),
+        "detail": (reproduce_detail.PARTS, reproduce_detail.detail),
     }
     known, run = papers[a.paper]
     if a.scale == "medium" and a.paper != "homa":
@@ -181,7 +185,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             "\nAlso (Python package):\n"
             "  sweep      Run an experiment over a grid of overrides\n"
             "  plot       Plot results or a sweep\n"
-            "  reproduce  Reproduce a paper's results (pfabric, homa)"
+            "  reproduce  Reproduce a paper's results (pfabric, homa, qjump, detail)"
         )
     return code
 
