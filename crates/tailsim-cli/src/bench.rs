@@ -18,6 +18,12 @@ const SCENARIOS: &[(&str, &str, &str, &str)] = &[
         include_str!("../../../examples/bench/fattree128-perm-100g.toml"),
         "100ms",
     ),
+    (
+        "detail-128-alltoall",
+        "detail-128 (CIOQ, 1 Gbps), DeTail (PFC + adaptive load balancing), all-to-all 2/8/32 KB retrievals at 2000/s per server + 1 MB background flows",
+        include_str!("../../../examples/bench/detail-128-alltoall.toml"),
+        "200ms",
+    ),
 ];
 
 pub fn main(
