@@ -77,6 +77,16 @@ class Result:
         return self._table("queues")
 
     @property
+    def retrievals(self) -> pd.DataFrame:
+        """Retrieval and workflow workloads: one row per retrieval (empty otherwise)."""
+        return self._table("retrievals")
+
+    @property
+    def workflows(self) -> pd.DataFrame:
+        """Retrieval and workflow workloads: one row per workflow (a lone retrieval is one of one part)."""
+        return self._table("workflows")
+
+    @property
     def buckets(self) -> pd.DataFrame:
         return pd.DataFrame(self.summary["buckets"]).set_index("bucket")
 

@@ -115,3 +115,33 @@ def test_homa_builder_runs_on_the_thesis_fabric(tmp_path):
     # The first 10 % of messages: the shortest half never waits long at 50 % load.
     f = r.flows
     assert f[f["size_bytes"] <= f["size_bytes"].median()]["slowdown"].quantile(0.99) < 3
+
+
+def test_retrieval_tables_link_flows_retrievals_and_workflows(tmp_path):
+    d = {
+        "topology": {"preset": "detail-16"},
+        "transport": {"kind": "tcp", "min_rto": "10ms"},
+        "workload": [
+            {
+                "kind": "workflow",
+                "shape": "partition-aggregate",
+                "fanout": [4],
+                "rate": 200,
+                "count": 20,
+                "size": "2KB",
+                "clients": "0-3",
+                "servers": "8-15",
+            }
+        ],
+    }
+    r = tailsim.run(d, tmp_path / "wf", progress=False)
+    w, q, f = r.workflows, r.retrievals, r.flows
+    assert len(w) == 20 and (w["parts"] == 4).all() and w["finished"].all()
+    assert len(q) == 80 and set(q["server"]) <= set(range(8, 16))
+    # A workflow ends with its slowest retrieval; each retrieval is a request and a response flow.
+    slowest = q.groupby("workflow_id")["end_ps"].max()
+    assert (w.set_index("workflow_id")["end_ps"] == slowest).all()
+    assert f["role"].value_counts().to_dict() == {"request": 80, "response": 80}
+    resp = f[f["role"] == "response"].set_index("retrieval_id")
+    assert (resp.loc[q["retrieval_id"], "end_ps"].to_numpy() == q["end_ps"].to_numpy()).all()
+    assert r.summary["workflows"][0]["count"] == 20
