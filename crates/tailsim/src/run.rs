@@ -245,9 +245,9 @@ impl Experiment {
             },
             qjump: w.net.qjump.as_ref().map(qjump_summary),
             transport: match &w.transport {
-                Transport::Tcp(t) => {
-                    (t.stats.notices + t.stats.stale_notices > 0).then(|| serde_json::to_value(t.stats).ok()).flatten()
-                }
+                Transport::Tcp(t) => (t.stats.notices + t.stats.stale_notices + t.stats.ecn_cuts > 0)
+                    .then(|| serde_json::to_value(t.stats).ok())
+                    .flatten(),
                 Transport::Homa(t) => serde_json::to_value(t.stats).ok(),
                 Transport::Phost(t) => serde_json::to_value(t.stats).ok(),
                 Transport::Ndp(t) => serde_json::to_value(t.stats).ok(),

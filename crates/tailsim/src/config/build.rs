@@ -4,6 +4,7 @@
 use super::schema::*;
 use super::{ConfigError, KeyPath, Source};
 use crate::metrics::Framing;
+use crate::net::port::EcnMode;
 use crate::net::queue::CLASSES;
 use crate::net::topology::{FatTree, LeafSpine, LinkSpec, SwitchSpec, Tier, TopologySpec};
 use crate::net::{BufferPolicy, LoadBalance, NetParams, Network, PFabricParams};
@@ -372,10 +373,16 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
             ))
         }
     };
-    let ecn_per_port = match sw.ecn_mode.as_deref().unwrap_or(if pias { "per-port" } else { "per-class" }) {
-        "per-class" => false,
-        "per-port" => true,
-        o => return Err(c.err("switch.ecn_mode", format!("expected \"per-class\" or \"per-port\", found \"{o}\""))),
+    let ecn_mode = match sw.ecn_mode.as_deref().unwrap_or(if pias { "per-port" } else { "per-class" }) {
+        "per-class" => EcnMode::PerClass,
+        "per-port" => EcnMode::PerPort,
+        "drain-bytes" => EcnMode::DrainBytes,
+        o => {
+            return Err(c.err(
+                "switch.ecn_mode",
+                format!("expected \"per-class\", \"per-port\" or \"drain-bytes\", found \"{o}\""),
+            ))
+        }
     };
     // NDP's switches: 8 full data packets per queue, then trimming.
     let trim = match (sw.trim, kind == "ndp") {
@@ -484,7 +491,7 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         nic_limit,
         buffer,
         ecn_k,
-        ecn_per_port,
+        ecn_mode,
         trim,
         lb,
         pfabric: pfabric_queue,

@@ -242,6 +242,8 @@ pub struct TransportCfg {
     pub token_timeout: Option<Duration>,
     /// pHost: how long a downgraded sender gets no tokens without sending (default 3 × BDP time).
     pub downgrade_for: Option<Duration>,
+    /// TCP NewReno: ECN as RFC 3168 (ECN-capable data, the window halved once per window on an echoed mark).
+    pub ecn: Option<bool>,
     /// Duplicate-ACK/SACK loss detection (false: timeouts only).
     pub fast_retransmit: Option<bool>,
     /// A fixed retransmission timeout (no RTT estimation, no backoff).

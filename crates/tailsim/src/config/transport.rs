@@ -143,6 +143,7 @@ pub(super) fn transport(
         probe_after,
         max_cwnd,
         ssthresh_from_cwnd: pfabric,
+        ecn: t.ecn.unwrap_or(false),
     })))
 }
 
@@ -256,7 +257,8 @@ pub(super) fn only_kind_keys(c: &Ctx, t: &TransportCfg) -> R<()> {
     const RD: &[&str] = &["homa", "phost", "ndp"];
     const HP: &[&str] = &["homa", "phost"];
     const PHOST: &[&str] = &["phost"];
-    let keys: [(&str, bool, &[&str]); 31] = [
+    let keys: [(&str, bool, &[&str]); 32] = [
+        ("ecn", t.ecn.is_some(), TCP),
         ("init_cwnd", t.init_cwnd.is_some(), TCP),
         ("min_rto", t.min_rto.is_some(), TCP),
         ("max_rto", t.max_rto.is_some(), TCP),

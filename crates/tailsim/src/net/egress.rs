@@ -96,7 +96,7 @@ impl Network {
                 return;
             }
             // ECN: mark when the class queue seen by the arriving packet already exceeds K (DCTCP's rule).
-            if ect && (if pt.ecn_per_port { pt.bytes } else { q.class_bytes(class) }) > pt.ecn_k[class] {
+            if ect && ecn_bytes(pt.ecn_mode, pt.bytes, q, class) > pt.ecn_k[class] {
                 pk.get_mut(id).ce = true;
                 pt.stats.ecn_marks += 1;
             }
@@ -221,6 +221,16 @@ fn admit_pfabric(
         subs[sub].evicted = victims; // keep the capacity
     }
     Some(freed)
+}
+
+/// The queue bytes ECN compares with the class's threshold.
+#[inline(always)]
+fn ecn_bytes(mode: super::port::EcnMode, port_bytes: u64, q: &super::queue::PrioFifo, class: usize) -> u64 {
+    match mode {
+        super::port::EcnMode::PerClass => q.class_bytes(class),
+        super::port::EcnMode::PerPort => port_bytes,
+        super::port::EcnMode::DrainBytes => (0..=class).map(|c| q.class_bytes(c)).sum(),
+    }
 }
 
 /// NDP's cut payload: the packet keeps its header and jumps to class 0, where the receiver learns of the

@@ -290,7 +290,7 @@ pub struct NetParams {
     pub buffer: BufferPolicy,
     pub ecn_k: [u64; CLASSES],
     /// ECN compares K with the whole port's queue (PIAS) instead of the packet's class queue (DCTCP).
-    pub ecn_per_port: bool,
+    pub ecn_mode: crate::net::port::EcnMode,
     /// NDP's cut payload at switch ports: a data packet that would take its class queue past this many
     /// bytes is trimmed to its header and queued in class 0 (None = drop on overflow as usual).
     pub trim: Option<u64>,
@@ -313,7 +313,7 @@ impl Default for NetParams {
             nic_limit: None,
             buffer: BufferPolicy::Unlimited,
             ecn_k: [u64::MAX; CLASSES],
-            ecn_per_port: false,
+            ecn_mode: crate::net::port::EcnMode::PerClass,
             trim: None,
             lb: LoadBalance::Ecmp,
             pfabric: None,
@@ -358,7 +358,7 @@ impl Network {
                     limit: if is_sw { None } else { prm.nic_limit },
                     class_reserve: prm.class_reserve,
                     ecn_k: prm.ecn_k,
-                    ecn_per_port: prm.ecn_per_port,
+                    ecn_mode: prm.ecn_mode,
                     trim: if is_sw { prm.trim } else { None },
                     busy: false,
                     tx_start: Time::ZERO,

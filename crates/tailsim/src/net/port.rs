@@ -83,6 +83,17 @@ impl PortStats {
     }
 }
 
+/// What ECN compares a class's threshold K with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EcnMode {
+    /// The bytes of the packet's class at the port (DCTCP's rule per class).
+    PerClass,
+    /// The port's bytes (PIAS).
+    PerPort,
+    /// The drain bytes of the packet's class: bytes of classes 0..=c (DeTail §5.2.3).
+    DrainBytes,
+}
+
 pub struct Port {
     pub node: NodeId,
     pub peer: NodeId,
@@ -106,7 +117,7 @@ pub struct Port {
     /// ECN threshold K per class in bytes (u64::MAX = no marking).
     pub ecn_k: [u64; CLASSES],
     /// Compare K with the port's total queue rather than the class queue.
-    pub ecn_per_port: bool,
+    pub ecn_mode: EcnMode,
     /// Switch ports with NDP trimming: the class-queue size beyond which data packets are cut to headers.
     pub trim: Option<u64>,
     pub busy: bool,

@@ -121,6 +121,9 @@ pub struct TcpConfig {
     pub max_cwnd: Option<u32>,
     /// On timeout, ssthresh = cwnd / 2 (pFabric) instead of FlightSize / 2 (RFC 5681).
     pub ssthresh_from_cwnd: bool,
+    /// NewReno with ECN (RFC 3168): data packets are ECN-capable, the receiver echoes a mark, and the sender
+    /// halves its window at most once per window of data. (DCTCP is always ECN-capable.)
+    pub ecn: bool,
 }
 
 // Scoreboard flags per segment.
@@ -202,6 +205,8 @@ pub struct TcpStats {
     pub notices: u64,
     /// Notices that arrived after their flow closed.
     pub stale_notices: u64,
+    /// Window halvings on an echoed ECN mark (`transport.ecn`, RFC 3168).
+    pub ecn_cuts: u64,
 }
 
 impl Tcp {
@@ -348,7 +353,7 @@ impl Tcp {
             }
         }
         let f = self.flows.get_mut(slot.0);
-        if dctcp {
+        if dctcp || self.cfg.ecn {
             f.ce_state = p.ce;
         }
         f.last_ts = p.ts;
@@ -500,6 +505,14 @@ impl Tcp {
                 f.cwr_end = f.nxt;
             }
         }
+        // RFC 3168: an echoed mark halves the window, once per window of data, never during loss recovery
+        // (which has cut it already).
+        if cfg.ecn && cfg.cc == CongestionControl::NewReno && p.ece && !f.in_recovery && f.una >= f.cwr_end {
+            f.cwnd = (f.cwnd / 2.0).max(1.0);
+            f.ssthresh = f.cwnd.max(2.0);
+            f.cwr_end = f.nxt;
+            self.stats.ecn_cuts += 1;
+        }
         // Loss recovery.
         if f.in_recovery {
             if f.una >= f.recover {
@@ -622,7 +635,7 @@ impl Tcp {
             f.pipe += 1;
             let payload = if seg + 1 == f.nsegs { f.last_payload } else { cfg.mss };
             let mut p = segment_packet(cfg, f, PktKind::Data, slot, gen, seg, payload, ctx.now);
-            p.ect = matches!(cfg.cc, CongestionControl::Dctcp { .. });
+            p.ect = cfg.ecn || matches!(cfg.cc, CongestionControl::Dctcp { .. });
             let src = f.src;
             ctx.send(src, p);
         }
