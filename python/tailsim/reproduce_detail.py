@@ -85,9 +85,11 @@ SCALES = {
         "febe_rates": [125, 250, 375, 500],
         "asym_rates": [500, 1000, 1500, 2000],
         "verify_rates": [100, 500, 1000, 1500],
-        # >= 10^4 retrievals per size at the lowest rate: 128 × 500/s × 0.5 s / 3 sizes ≈ 10 700.
-        "window_ms": 500,
-        "web_window_ms": 150,
+        # Retrievals per point (all sizes): 12 000 per size after the warm-up at every rate. Arrivals stop at
+        # this count, not at a time (the window below only bounds it).
+        "count": 36_000,
+        "window_ms": 100_000,
+        "web_window_ms": 230,
         # About 250 long flows finish per scheme (8 front-ends, ~27 MB each at ~0.25 Gbps).
         "long_window_ms": 20000,
         "schemes": ["FH", "DeTail", "LPS"],
@@ -180,26 +182,25 @@ def _window(cfg: dict, ms: int) -> str:
     return f"{10 + ms}ms"
 
 
+def _retrievals(cfg: dict, **keys) -> dict:
+    """The retrieval workload of a part: until the scale's window, or its count (full scale)."""
+    w = dict(BASE["workload"][0], until=_window(cfg, cfg["window_ms"]), **keys)
+    if cfg.get("count"):
+        w["count"] = cfg["count"]
+    return w
+
+
 def micro(cfg: dict, out: Path, run: dict) -> pd.DataFrame:
-    until = _window(cfg, cfg["window_ms"])
-    a2a = {
-        s: _config(s, {"workload": [dict(BASE["workload"][0], until=until), BASE["workload"][1]]})
-        for s in cfg["schemes"]
-    }
+    a2a = {s: _config(s, {"workload": [_retrievals(cfg), BASE["workload"][1]]}) for s in cfg["schemes"]}
     d = _run("micro-a2a", a2a, {"workload[0].rate": cfg["a2a_rates"]}, out, run)
     d["pattern"] = "all-to-all"
-    febe_w = [
-        dict(BASE["workload"][0], until=until, clients="0-95", servers="96-127"),
-        BASE["workload"][1],
-    ]
+    febe_w = [_retrievals(cfg, clients="0-95", servers="96-127"), BASE["workload"][1]]
     febe = {s: _config(s, {"workload": febe_w}) for s in cfg["schemes"]}
     f = _run("micro-febe", febe, {"workload[0].rate": cfg["febe_rates"]}, out, run)
     f["pattern"] = "front-end/back-end"
     # D1 again with smaller initial windows (not stated; ns-3's default of the time was 1 segment).
     top = {
-        s: _config(
-            s, {"workload": [dict(BASE["workload"][0], until=until, rate=max(cfg["a2a_rates"])), BASE["workload"][1]]}
-        )
+        s: _config(s, {"workload": [_retrievals(cfg, rate=max(cfg["a2a_rates"])), BASE["workload"][1]]})
         for s in ("FH", "DeTail")
     }
     w = _run("micro-windows", top, {"transport.init_cwnd": [2, 1]}, out, run)
@@ -211,10 +212,9 @@ def micro(cfg: dict, out: Path, run: dict) -> pd.DataFrame:
 
 
 def asym(cfg: dict, out: Path, run: dict) -> pd.DataFrame:
-    until = _window(cfg, cfg["window_ms"])
     part = {
         "topology": {"preset": "detail-128", "remove_links": [["agg0", "core0"]]},
-        "workload": [dict(BASE["workload"][0], until=until), BASE["workload"][1]],
+        "workload": [_retrievals(cfg), BASE["workload"][1]],
     }
     d = _run("asym", {s: _config(s, part) for s in cfg["schemes"]}, {"workload[0].rate": cfg["asym_rates"]}, out, run)
     d["pattern"] = "all-to-all, agg0–core0 removed"
@@ -247,10 +247,9 @@ def web(cfg: dict, out: Path, run: dict) -> pd.DataFrame:
 
 
 def verify(cfg: dict, out: Path, run: dict) -> pd.DataFrame:
-    until = _window(cfg, cfg["window_ms"])
     part = {
         "topology": {"preset": "detail-16"},
-        "workload": [dict(BASE["workload"][0], until=until, clients="0-7", servers="8-15")],
+        "workload": [_retrievals(cfg, clients="0-7", servers="8-15")],
     }
     d = _run(
         "verify", {s: _config(s, part) for s in cfg["schemes"]}, {"workload[0].rate": cfg["verify_rates"]}, out, run
