@@ -137,13 +137,21 @@ def _run(name: str, configs: dict[str, dict], grid: dict, out: Path, run: dict) 
             retr = r._table("retrievals")
             counted = retr[retr["start_ps"] >= 10e9] if len(retr) else retr
             timeout_share = float((counted["timeouts"] > 0).mean()) if len(counted) else float("nan")
-            for size, st in s.get("retrievals", {}).items():
+            common = {
+                "part": name,
+                "scheme": scheme,
+                **keys,
+                "overflow_drops": drops["dropped_overflow"],
+                "timeout_share": timeout_share,
+                "wall_s": s["wall_seconds"],
+            }
+            groups = [("retrieval", size, st) for size, st in s.get("retrievals", {}).items()]
+            groups += [(f"{w['shape']} workflow", w["parts"], w) for w in s.get("workflows", [])]
+            for what, size, st in groups:
                 rows.append(
                     {
-                        "part": name,
-                        "scheme": scheme,
-                        **keys,
-                        "what": "retrieval",
+                        **common,
+                        "what": what,
                         "size": size,
                         "count": st["count"],
                         "unfinished": st["unfinished"],
@@ -151,28 +159,6 @@ def _run(name: str, configs: dict[str, dict], grid: dict, out: Path, run: dict) 
                         "p99_ms": st["p99_us"] / 1e3,
                         "p999_ms": st["p999_us"] / 1e3,
                         "max_ms": st["max_us"] / 1e3,
-                        "overflow_drops": drops["dropped_overflow"],
-                        "timeout_share": timeout_share,
-                        "wall_s": s["wall_seconds"],
-                    }
-                )
-            for w in s.get("workflows", []):
-                rows.append(
-                    {
-                        "part": name,
-                        "scheme": scheme,
-                        **keys,
-                        "what": f"{w['shape']} workflow",
-                        "size": w["parts"],
-                        "count": w["count"],
-                        "unfinished": w["unfinished"],
-                        "p50_ms": w["p50_us"] / 1e3,
-                        "p99_ms": w["p99_us"] / 1e3,
-                        "p999_ms": w["p999_us"] / 1e3,
-                        "max_ms": w["max_us"] / 1e3,
-                        "overflow_drops": drops["dropped_overflow"],
-                        "timeout_share": timeout_share,
-                        "wall_s": s["wall_seconds"],
                     }
                 )
     return pd.DataFrame(rows)

@@ -104,6 +104,22 @@ fn deadlines(c: &Ctx, w: &WorkloadCfg, key: &str, seed: u64, i: usize) -> R<Opti
 const KINDS: &str =
     "\"poisson\", \"incast\", \"permutation\", \"trace\", \"retrieval\", \"workflow\" or \"background\"";
 
+/// The keys of `kind = "retrieval"`; a workflow adds its shape's.
+const REQUEST_RESPONSE_KEYS: &[&str] = &[
+    "sizes",
+    "cdf",
+    "cdf_interp",
+    "cdf_unit_bytes",
+    "size",
+    "rate",
+    "clients",
+    "servers",
+    "request",
+    "count",
+    "start",
+    "until",
+];
+
 pub(super) fn generator(
     c: &Ctx,
     w: &WorkloadCfg,
@@ -146,6 +162,7 @@ pub(super) fn generator(
         ("fanout", w.fanout.is_some()),
         ("per_source", w.per_source.is_some()),
     ];
+    let workflow_keys: Vec<&str> = REQUEST_RESPONSE_KEYS.iter().copied().chain(["shape", "parts", "fanout"]).collect();
     let allowed: &[&str] = match kind.as_str() {
         "poisson" => &[
             "sizes",
@@ -167,37 +184,8 @@ pub(super) fn generator(
         }
         "permutation" => &["size", "start"],
         "trace" => &["path", "start"],
-        "retrieval" => &[
-            "sizes",
-            "cdf",
-            "cdf_interp",
-            "cdf_unit_bytes",
-            "size",
-            "rate",
-            "clients",
-            "servers",
-            "request",
-            "count",
-            "start",
-            "until",
-        ],
-        "workflow" => &[
-            "sizes",
-            "cdf",
-            "cdf_interp",
-            "cdf_unit_bytes",
-            "size",
-            "rate",
-            "clients",
-            "servers",
-            "request",
-            "count",
-            "start",
-            "until",
-            "shape",
-            "parts",
-            "fanout",
-        ],
+        "retrieval" => REQUEST_RESPONSE_KEYS,
+        "workflow" => &workflow_keys,
         "background" => {
             &["sizes", "cdf", "cdf_interp", "cdf_unit_bytes", "size", "sources", "destinations", "per_source", "start"]
         }

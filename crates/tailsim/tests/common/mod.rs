@@ -68,7 +68,10 @@ pub fn temp_file(name: &str, content: &str) -> std::path::PathBuf {
 /// A `[[workload]]` table replaying `rows` ("src,dst,size_bytes,start_us" lines), written to a scratch trace
 /// file called `name`.
 pub fn trace_workload(name: &str, rows: &str) -> String {
-    let path = temp_file(name, &format!("src,dst,size_bytes,start_us\n{rows}"));
+    // Named by content too: tests run in parallel threads and share the scratch directory, so two tests that
+    // chose the same name for different rows must not overwrite each other's file.
+    let tag = rows.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+    let path = temp_file(&format!("{tag:016x}-{name}"), &format!("src,dst,size_bytes,start_us\n{rows}"));
     format!("[[workload]]\nkind = \"trace\"\npath = \"{}\"\n", path.display())
 }
 
