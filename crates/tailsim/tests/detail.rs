@@ -118,3 +118,19 @@ fn a_removed_link_is_gone_and_routes_avoid_it() {
     let err = config_error(&cfg("remove_links = [[\"h5\", \"edge0\"]]"));
     assert!(err.contains("cuts host 5 off"), "{err}");
 }
+
+#[test]
+fn fastlane_presets_are_the_detail_fabrics_at_their_speeds() {
+    // fastlane-128: detail-128's shape at 10 Gbps, output-queued, 128 KiB; fastlane-16: k = 4 at 1 Gbps, 64 KiB.
+    let e = lone("fastlane-128", 0, 127, 1460);
+    let net = &e.world.net;
+    assert_eq!((net.n_hosts(), net.switches.len()), (128, 40));
+    assert!(net.ports.iter().all(|p| p.rate.0 == 10_000_000_000));
+    assert!(net.switches.iter().all(|s| s.crossbar.is_none()));
+    // 1530 B at 10 Gbps = 1.224 us per link, 6 links of 5.476 us, 5 switches of 4.224 us.
+    assert_eq!(e.world.records[0].fct().unwrap(), Time::ps(6 * 1_224_000 + 6 * 5_476_000 + 5 * 4_224_000));
+    let e = lone("fastlane-16", 0, 15, 1460);
+    assert_eq!(e.world.net.n_hosts(), 16);
+    assert!(e.world.net.ports.iter().all(|p| p.rate.0 == 1_000_000_000));
+    assert_eq!(e.world.net.switches[0].buffer, tailsim::net::BufferPolicy::PerPort(65_536));
+}

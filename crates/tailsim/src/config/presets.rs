@@ -2,7 +2,7 @@
 
 use toml::Table;
 
-pub const NAMES: &[&str] = &["pfabric-144", "homa-144", "detail-128", "detail-16"];
+pub const NAMES: &[&str] = &["pfabric-144", "homa-144", "detail-128", "detail-16", "fastlane-128", "fastlane-16"];
 
 /// pFabric's baseline fabric (shared/notes/seed-002-pfabric.md §3.1): 9 leaves × 16 hosts, 4 spines,
 /// 10/40 Gbps. The 2.5 µs per-traversal host delay is folded into the edge links' 0.2 µs propagation, as the
@@ -119,12 +119,59 @@ delay = "5.476us"
     detail_timing!()
 );
 
+/// FastLane's simulated fabric (thesis §6.6.1): `detail-128`'s shape (4:1 over-subscribed, 128 hosts) at
+/// 10 Gbps, with 128 KB per port. Its switches are ordinary output-queued ones, and its per-hop delays are not
+/// stated: the links and forwarding keep `detail-128`'s values (without the crossbar).
+const FASTLANE_128: &str = r#"
+[topology]
+kind = "fat-tree"
+pods = 4
+tors_per_pod = 4
+hosts_per_tor = 8
+aggs_per_pod = 4
+cores = 8
+rate = "10Gbps"
+delay = "5.476us"
+
+[switch]
+delay = "4.224us"
+buffer = "128KiB"
+
+[packet]
+mss = 1460
+header = 40
+ack = 40
+wire_overhead = 30
+"#;
+
+/// FastLane's testbed (thesis §6.6.1): a k = 4 fat tree of 16 servers, full bisection, 1 Gbps, 64 KB per
+/// port; timing as `fastlane-128`.
+const FASTLANE_16: &str = r#"
+[topology]
+kind = "fat-tree"
+k = 4
+rate = "1Gbps"
+delay = "5.476us"
+
+[switch]
+delay = "4.224us"
+buffer = "64KiB"
+
+[packet]
+mss = 1460
+header = 40
+ack = 40
+wire_overhead = 30
+"#;
+
 pub fn table(name: &str) -> Option<Table> {
     let text = match name {
         "pfabric-144" => PFABRIC_144,
         "homa-144" => HOMA_144,
         "detail-128" => DETAIL_128,
         "detail-16" => DETAIL_16,
+        "fastlane-128" => FASTLANE_128,
+        "fastlane-16" => FASTLANE_16,
         _ => return None,
     };
     Some(text.parse().expect("built-in preset is valid TOML"))

@@ -42,7 +42,7 @@ fn default_seed() -> u64 {
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct TopologyCfg {
-    /// A named fabric: "pfabric-144", "homa-144", "detail-128", "detail-16".
+    /// A named fabric: "pfabric-144", "homa-144", "detail-128", "detail-16", "fastlane-128", "fastlane-16".
     pub preset: Option<String>,
     /// "leaf-spine", "fat-tree", "htsim" (a .topo file), "file" (a TOML link list).
     pub kind: Option<String>,
