@@ -63,7 +63,8 @@ wire_overhead = 20
 /// (the thesis does not state its hosts' queues; under PFC a bounded NIC queue would drop paused traffic).
 macro_rules! detail_timing {
     () => {
-        r#"
+        concat!(
+            r#"
 [host]
 nic_buffer = "unlimited"
 
@@ -73,12 +74,36 @@ delay = "4.224us"
 buffer = "128KiB"
 ingress_buffer = "128KiB"
 speedup = 4
+"#,
+            frames_1530!()
+        )
+    };
+}
 
+/// 1530 B frames on the wire (a 1500 B IP packet + 30 B), for the DeTail and FastLane fabrics.
+macro_rules! frames_1530 {
+    () => {
+        r#"
 [packet]
 mss = 1460
 header = 40
 ack = 40
 wire_overhead = 30
+"#
+    };
+}
+
+/// The 128-host shape of the DeTail and FastLane fabrics (before the rate and delay keys).
+macro_rules! shape_128 {
+    () => {
+        r#"
+[topology]
+kind = "fat-tree"
+pods = 4
+tors_per_pod = 4
+hosts_per_tor = 8
+aggs_per_pod = 4
+cores = 8
 "#
     };
 }
@@ -90,15 +115,8 @@ wire_overhead = 30
 /// per port) with 4.224 µs forwarding plus the crossbar's 3.06 µs for a full frame (size / (4 × rate)):
 /// 25.000 µs per switch hop for a full frame.
 const DETAIL_128: &str = concat!(
-    r#"
-[topology]
-kind = "fat-tree"
-pods = 4
-tors_per_pod = 4
-hosts_per_tor = 8
-aggs_per_pod = 4
-cores = 8
-rate = "1Gbps"
+    shape_128!(),
+    r#"rate = "1Gbps"
 delay = "5.476us"
 "#,
     detail_timing!()
@@ -122,31 +140,22 @@ delay = "5.476us"
 /// FastLane's simulated fabric (thesis §6.6.1): `detail-128`'s shape (4:1 over-subscribed, 128 hosts) at
 /// 10 Gbps, with 128 KB per port. Its switches are ordinary output-queued ones, and its per-hop delays are not
 /// stated: the links and forwarding keep `detail-128`'s values (without the crossbar).
-const FASTLANE_128: &str = r#"
-[topology]
-kind = "fat-tree"
-pods = 4
-tors_per_pod = 4
-hosts_per_tor = 8
-aggs_per_pod = 4
-cores = 8
-rate = "10Gbps"
+const FASTLANE_128: &str = concat!(
+    shape_128!(),
+    r#"rate = "10Gbps"
 delay = "5.476us"
 
 [switch]
 delay = "4.224us"
 buffer = "128KiB"
-
-[packet]
-mss = 1460
-header = 40
-ack = 40
-wire_overhead = 30
-"#;
+"#,
+    frames_1530!()
+);
 
 /// FastLane's testbed (thesis §6.6.1): a k = 4 fat tree of 16 servers, full bisection, 1 Gbps, 64 KB per
 /// port; timing as `fastlane-128`.
-const FASTLANE_16: &str = r#"
+const FASTLANE_16: &str = concat!(
+    r#"
 [topology]
 kind = "fat-tree"
 k = 4
@@ -156,13 +165,9 @@ delay = "5.476us"
 [switch]
 delay = "4.224us"
 buffer = "64KiB"
-
-[packet]
-mss = 1460
-header = 40
-ack = 40
-wire_overhead = 30
-"#;
+"#,
+    frames_1530!()
+);
 
 pub fn table(name: &str) -> Option<Table> {
     let text = match name {
