@@ -134,7 +134,7 @@ def _run(name: str, configs: dict[str, dict], grid: dict, out: Path, run: dict) 
             s = r.summary
             keys = {k: p[k] for k in grid}
             drops = s["packets"]
-            retr = r._table("retrievals")
+            retr = r.retrievals
             counted = retr[retr["start_ps"] >= 10e9] if len(retr) else retr
             timeout_share = float((counted["timeouts"] > 0).mean()) if len(counted) else float("nan")
             common = {
@@ -317,6 +317,30 @@ def _row(target, measured, low, high, note=""):
     }
 
 
+def _time_row(label: str, measured, stated: float) -> dict:
+    """A time the thesis states, accepted within ×/÷ TIME_TOL."""
+    return _row(label, measured, stated / TIME_TOL, stated * TIME_TOL)
+
+
+def _points_row(label: str, measured, lo: float, hi: float) -> dict:
+    """A reduction (%) the thesis states as lo–hi, accepted within ± POINTS_TOL points."""
+    return _row(label, measured, lo - POINTS_TOL, hi + POINTS_TOL)
+
+
+def _detail_reductions(d: pd.DataFrame, by: Sequence[str], q: str = "p999_ms") -> pd.Series:
+    """DeTail's reductions against FH (%), one per point of ``by``."""
+    red = reductions(d, by, q)
+    return red[red["scheme"] == "DeTail"]["reduction_pct"] if len(red) else pd.Series(dtype=float)
+
+
+def _stated_times(rows: list, d: pd.DataFrame, label: str, col: str, stated: dict[str, float]) -> None:
+    """One time row per scheme of ``stated`` found in ``d``; ``label`` is formatted with the scheme and value."""
+    for scheme, value in stated.items():
+        v = d.loc[d["scheme"] == scheme, col]
+        if len(v):
+            rows.append(_time_row(label.format(scheme=scheme, stated=value), v.iloc[0], value))
+
+
 def check_targets(res: dict[str, pd.DataFrame]) -> list:
     rows = []
     m = res.get("micro")
@@ -324,53 +348,27 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
         for iw in (10, 2, 1):
             a2a = m[(m["pattern"] == "all-to-all") & (m["init_cwnd"] == iw)]
             at = a2a[(a2a["rate"] == 2000) & (a2a["size"] == "8000B")]
+            window = "" if iw == 10 else f", initial window {iw}"
             for q, (fh, dt) in D1.items():
-                for scheme, stated in (("FH", fh), ("DeTail", dt)):
-                    v = at.loc[at["scheme"] == scheme, f"{q}_ms"]
-                    if len(v):
-                        label = f"D1 {scheme} 8 KB at 2000/s, {q} (ms; stated {stated})"
-                        if iw != 10:
-                            label += f", initial window {iw}"
-                        rows.append(_row(label, v.iloc[0], stated / TIME_TOL, stated * TIME_TOL))
+                label = f"D1 {{scheme}} 8 KB at 2000/s, {q} (ms; stated {{stated}}){window}"
+                _stated_times(rows, at, label, f"{q}_ms", {"FH": fh, "DeTail": dt})
         a2a = m[(m["pattern"] == "all-to-all") & (m["init_cwnd"] == 10)]
         sized = a2a[a2a["size"] != "all"]
         for q, stated in (("p99_ms", 70), ("p999_ms", 71)):
-            red = reductions(sized, ["rate", "size"], q)
-            best = red[red["scheme"] == "DeTail"]["reduction_pct"].max()
-            rows.append(
-                _row(
-                    f"D2 largest DeTail reduction, all-to-all, {q[:-3]} (%; stated up to {stated})",
-                    best,
-                    stated - POINTS_TOL,
-                    stated + POINTS_TOL,
-                )
-            )
+            best = _detail_reductions(sized, ["rate", "size"], q).max()
+            label = f"D2 largest DeTail reduction, all-to-all, {q[:-3]} (%; stated up to {stated})"
+            rows.append(_points_row(label, best, stated, stated))
         dt = sized[sized["scheme"] == "DeTail"]["p999_ms"].max()
         fh = sized[sized["scheme"] == "FH"]["p999_ms"].max()
         rows.append(_row("D2 DeTail p99.9 at every point (ms; stated ≤ 3.6)", dt, 0, 3.6 * TIME_TOL))
         rows.append(_row("D2 FH p99.9 at every point (ms; stated ≤ 11.9)", fh, 0, 11.9 * TIME_TOL))
         fe = m[(m["pattern"] == "front-end/back-end") & (m["size"] != "all")]
-        m = m[m["init_cwnd"] == 10]
-        red = reductions(fe, ["rate", "size"], "p999_ms")
-        red = red[red["scheme"] == "DeTail"]["reduction_pct"]
+        red = _detail_reductions(fe, ["rate", "size"])
         if len(red):
-            rows.append(
-                _row(
-                    "D3 front-end/back-end, smallest DeTail reduction at p99.9 (%; stated 30–65)",
-                    red.min(),
-                    30 - POINTS_TOL,
-                    65 + POINTS_TOL,
-                )
-            )
-            rows.append(
-                _row(
-                    "D3 front-end/back-end, largest DeTail reduction at p99.9 (%; stated 30–65)",
-                    red.max(),
-                    30 - POINTS_TOL,
-                    65 + POINTS_TOL,
-                )
-            )
-        lossless = m[m["scheme"].isin(["DeTail", "LPS"])]["overflow_drops"].max()
+            for which, r in (("smallest", red.min()), ("largest", red.max())):
+                label = f"D3 front-end/back-end, {which} DeTail reduction at p99.9 (%; stated 30–65)"
+                rows.append(_points_row(label, r, 30, 65))
+        lossless = m[(m["init_cwnd"] == 10) & m["scheme"].isin(["DeTail", "LPS"])]["overflow_drops"].max()
         rows.append(_row("D4 congestion drops with DeTail and LPS (stated 0)", lossless, 0, 0))
         # The ordering the small scale checks in CI.
         order = a2a[a2a["size"] == "all"].pivot_table(index="rate", columns="scheme", values="p999_ms")
@@ -380,87 +378,30 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
     a = res.get("asym")
     if a is not None and len(a):
         sized = a[a["size"] != "all"]
-        red = reductions(sized, ["rate", "size"], "p999_ms")
-        r = red[red["scheme"] == "DeTail"]["reduction_pct"]
-        rows.append(
-            _row(
-                "D5 link removed: smallest DeTail reduction at p99.9 (%; stated 10–89)",
-                r.min(),
-                10 - POINTS_TOL,
-                89 + POINTS_TOL,
-            )
-        )
-        rows.append(
-            _row(
-                "D5 link removed: largest DeTail reduction at p99.9 (%; stated 10–89)",
-                r.max(),
-                10 - POINTS_TOL,
-                89 + POINTS_TOL,
-            )
-        )
+        red = _detail_reductions(sized, ["rate", "size"])
+        for which, r in (("smallest", red.min()), ("largest", red.max())):
+            rows.append(_points_row(f"D5 link removed: {which} DeTail reduction at p99.9 (%; stated 10–89)", r, 10, 89))
         at = sized[(sized["size"] == "8000B") & (sized["rate"] == 2000)]
-        for scheme, stated in (("FH", 159.0), ("DeTail", 18.0)):
-            v = at.loc[at["scheme"] == scheme, "p999_ms"]
-            if len(v):
-                rows.append(
-                    _row(
-                        f"D5 {scheme} 8 KB at 2000/s, p99.9 (ms; stated {stated:g})",
-                        v.iloc[0],
-                        stated / TIME_TOL,
-                        stated * TIME_TOL,
-                    )
-                )
+        label = "D5 {scheme} 8 KB at 2000/s, p99.9 (ms; stated {stated:g})"
+        _stated_times(rows, at, label, "p999_ms", {"FH": 159.0, "DeTail": 18.0})
     w = res.get("web")
     if w is not None and len(w):
         seq = w[w["part"] == "web-sequential"]
-        retr = seq[(seq["what"] == "retrieval") & (seq["size"] != "all")]
-        red = reductions(retr, ["size"], "p999_ms")
-        r = red[red["scheme"] == "DeTail"]["reduction_pct"]
+        r = _detail_reductions(seq[(seq["what"] == "retrieval") & (seq["size"] != "all")], ["size"])
         if len(r):
-            rows.append(
-                _row(
-                    "D6 sequential: retrievals' DeTail reduction at p99.9, smallest (%; stated 71–76)",
-                    r.min(),
-                    71 - POINTS_TOL,
-                    76 + POINTS_TOL,
-                )
-            )
+            label = "D6 sequential: retrievals' DeTail reduction at p99.9, smallest (%; stated 71–76)"
+            rows.append(_points_row(label, r.min(), 71, 76))
         wf = seq[seq["what"] == "sequential workflow"]
-        for scheme, stated in (("FH", 38.0), ("DeTail", 18.0)):
-            v = wf.loc[wf["scheme"] == scheme, "p999_ms"]
-            if len(v):
-                rows.append(
-                    _row(
-                        f"D6 {scheme} sequential workflow p99.9 (ms; stated {stated:g})",
-                        v.iloc[0],
-                        stated / TIME_TOL,
-                        stated * TIME_TOL,
-                    )
-                )
+        label = "D6 {scheme} sequential workflow p99.9 (ms; stated {stated:g})"
+        _stated_times(rows, wf, label, "p999_ms", {"FH": 38.0, "DeTail": 18.0})
         pa = w[(w["part"] == "web-partition-aggregate") & (w["what"] == "partition-aggregate workflow")]
         per = pa[pa["size"] != "all"]
-        red = reductions(per, ["size"], "p999_ms")
-        r = red[red["scheme"] == "DeTail"]["reduction_pct"]
+        r = _detail_reductions(per, ["size"])
         if len(r):
-            rows.append(
-                _row(
-                    "D7 partition-aggregate workflows, smallest DeTail reduction at p99.9 (%; stated 78–88)",
-                    r.min(),
-                    78 - POINTS_TOL,
-                    88 + POINTS_TOL,
-                )
-            )
-        for scheme, stated in (("FH", 143.0), ("DeTail", 17.0)):
-            v = per.loc[(per["scheme"] == scheme) & (per["size"] == "40"), "p999_ms"]
-            if len(v):
-                rows.append(
-                    _row(
-                        f"D7 {scheme} 40-way workflow p99.9 (ms; stated {stated:g})",
-                        v.iloc[0],
-                        stated / TIME_TOL,
-                        stated * TIME_TOL,
-                    )
-                )
+            label = "D7 partition-aggregate workflows, smallest DeTail reduction at p99.9 (%; stated 78–88)"
+            rows.append(_points_row(label, r.min(), 78, 88))
+        label = "D7 {scheme} 40-way workflow p99.9 (ms; stated {stated:g})"
+        _stated_times(rows, per[per["size"] == "40"], label, "p999_ms", {"FH": 143.0, "DeTail": 17.0})
         fh = w[(w["part"] == "web-partition-aggregate") & (w["scheme"] == "FH")]["timeout_share"]
         if len(fh):
             rows.append(_row("D7 share of FH retrievals with a timeout (%; stated > 3)", fh.iloc[0] * 100, 3, 100))
@@ -470,14 +411,8 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
         ratio = sized.pivot_table(index=["rate", "size"], columns="scheme", values="p999_ms")
         if {"FH", "DeTail"} <= set(ratio.columns):
             hi = ratio[ratio.index.get_level_values("rate") >= 500]
-            rows.append(
-                _row(
-                    "D8 detail-16, 500–1500/s: DeTail / FH at p99.9, worst point (< 1)",
-                    (hi["DeTail"] / hi["FH"]).max(),
-                    0,
-                    0.999,
-                )
-            )
+            label = "D8 detail-16, 500–1500/s: DeTail / FH at p99.9, worst point (< 1)"
+            rows.append(_row(label, (hi["DeTail"] / hi["FH"]).max(), 0, 0.999))
     lf = res.get("longflows")
     if lf is not None and len(lf):
         a = lf[lf["size"] == "all"].set_index("scheme")
@@ -486,11 +421,8 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
                 r = (1 - a.loc["DeTail", q] / a.loc["FH", q]) * 100
                 n = f"{int(a.loc['FH', 'count'])}/{int(a.loc['DeTail', 'count'])} flows"
                 rows.append(
-                    _row(
-                        f"D9 long flows, DeTail reduction of the {q[:-3]} (%; stated {lo}–{hi}; {n})",
-                        r,
-                        lo - POINTS_TOL,
-                        hi + POINTS_TOL,
+                    _points_row(
+                        f"D9 long flows, DeTail reduction of the {q[:-3]} (%; stated {lo}–{hi}; {n})", r, lo, hi
                     )
                 )
     return rows
@@ -539,7 +471,7 @@ def _figures(res: dict[str, pd.DataFrame], out: Path) -> None:
                 params = json.loads((p / "point.json").read_text())["params"]
                 if best is None or params["workload[0].rate"] > best[0]:
                     best = (params["workload[0].rate"], p)
-            r = Result.load(best[1])._table("retrievals")
+            r = Result.load(best[1]).retrievals
             t = r[(r["size_bytes"] == 8000) & (r["start_ps"] >= 10e9)]["time_us"].dropna().sort_values() / 1e3
             ax.plot(t.values, [(i + 1) / len(t) for i in range(len(t))], label=f"{scheme} ({best[0]}/s)")
         for q, (fh, dt) in D1.items():

@@ -19,8 +19,7 @@ fn fabric_in(ingress: &str, extra: &str) -> String {
 
 /// Seven senders (three on host 0's leaf, four across the spine) send 300 KB each to host 0.
 fn incast(ingress: &str, extra: &str) -> (tailsim::Experiment, tailsim::Summary) {
-    let rows: String = (1..8).map(|s| format!("{s},0,300000,0\n")).collect();
-    run(&format!("{}{}", fabric_in(ingress, extra), trace_workload("cioq-incast.csv", &rows)))
+    run(&format!("{}{}", fabric_in(ingress, extra), incast_to_host0()))
 }
 
 fn cioq(e: &tailsim::Experiment) -> &Cioq {

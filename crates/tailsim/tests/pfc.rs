@@ -24,8 +24,7 @@ fn incast(extra: &str, stop: &str) -> (tailsim::Experiment, tailsim::Summary) {
 }
 
 fn incast_buffer(buffer: &str, extra: &str, stop: &str) -> (tailsim::Experiment, tailsim::Summary) {
-    let rows: String = (1..8).map(|s| format!("{s},0,300000,0\n")).collect();
-    run(&format!("{}{}{stop}", fabric(buffer, extra), trace_workload("pfc-incast.csv", &rows)))
+    run(&format!("{}{}{stop}", fabric(buffer, extra), incast_to_host0()))
 }
 
 fn pfc(e: &tailsim::Experiment) -> &Pfc {

@@ -64,25 +64,25 @@ pub fn ideal_fct(net: &Network, src: NodeId, dst: NodeId, size: u64, fr: Framing
     let mut ready = tx_delay.0; // the last packet may start at stage i no earlier than this
     let mut max_s = 0u64;
     let mut sum = tx_delay.0; // Σ (s + delay) up to the previous stage
-                              // The stages: at a CIOQ switch the crossbar (the egress rate × speedup, no delay after it), then every
-                              // port's serialization followed by its propagation and the next node's forwarding delay.
-    let mut stages = Vec::with_capacity(2 * path.len());
-    for (i, &pid) in path.iter().enumerate() {
-        let pt = &net.ports[pid.idx()];
-        if let Some(k) = net.crossbar_speedup(pt.node) {
-            stages.push((pt.rate.tx_time(full).0 / k, pt.rate.tx_time(last).0 / k, 0));
-        }
-        let next_delay = pt.delay.0 + if i + 1 < path.len() { net.node_delay(pt.peer).0 } else { 0 };
-        stages.push((pt.rate.tx_time(full).0, pt.rate.tx_time(last).0, next_delay));
-    }
-    for (s_full, s_last, next_delay) in stages {
+                              // One store-and-forward stage: service times of a full and of the last packet, then a fixed delay.
+    let mut stage = |s_full: u64, s_last: u64, next_delay: u64| {
         max_s = max_s.max(s_full);
         // D_i(n-1) for the train of n-1 full packets.
         let d_full = if n >= 2 { sum + s_full + (n - 2) * max_s } else { 0 };
         let start = if n >= 2 { ready.max(d_full) } else { ready };
-        let done_last = start + s_last;
-        ready = done_last + next_delay;
+        ready = start + s_last + next_delay;
         sum += s_full + next_delay;
+    };
+    for (i, &pid) in path.iter().enumerate() {
+        let pt = &net.ports[pid.idx()];
+        let (s_full, s_last) = (pt.rate.tx_time(full).0, pt.rate.tx_time(last).0);
+        // At a CIOQ switch, the crossbar first (the egress rate × speedup, nothing after it).
+        if let Some(k) = net.crossbar_speedup(pt.node) {
+            stage(s_full / k, s_last / k, 0);
+        }
+        // The port's serialization, then its propagation and the next node's forwarding delay.
+        let next_delay = pt.delay.0 + if i + 1 < path.len() { net.node_delay(pt.peer).0 } else { 0 };
+        stage(s_full, s_last, next_delay);
     }
     let rx = net.hosts[dst.idx()].rx_delay;
     Time(ready + rx.0)

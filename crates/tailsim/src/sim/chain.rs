@@ -69,7 +69,7 @@ impl World {
 
     fn retrieval_class(&self, q: u32) -> Option<u8> {
         let wf = &self.jobs.workflows[self.jobs.retrievals[q as usize].workflow as usize];
-        self.flow_class.get(wf.workload as usize).copied().flatten()
+        self.class_of(wf.workload as usize)
     }
 
     /// Flow `k` has just finished: start what follows it.
@@ -86,7 +86,7 @@ impl World {
                 };
                 let nf = b.next_from(src);
                 let k = self.record(&nf, Role::Background(g));
-                let class = self.flow_class.get(g as usize).copied().flatten();
+                let class = self.class_of(g as usize);
                 self.start(k, class);
             }
             Role::Request(q) => {

@@ -394,6 +394,11 @@ impl World {
         id as usize
     }
 
+    /// The class workload `i` sets for its flows' packets, if any.
+    fn class_of(&self, i: usize) -> Option<u8> {
+        self.flow_class.get(i).copied().flatten()
+    }
+
     /// Hand recorded flow `k` to the transport, in the class its workload sets (if any).
     fn start(&mut self, k: usize, class: Option<u8>) {
         let r = &self.records[k];
@@ -413,7 +418,7 @@ impl World {
         if let Generator::Jobs(_) = self.generators[i] {
             return self.on_workflow_arrival(i);
         }
-        let class = self.flow_class.get(i).copied().flatten();
+        let class = self.class_of(i);
         for k in self.release_flows(i) {
             self.start(k, class);
         }

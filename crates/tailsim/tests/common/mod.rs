@@ -75,6 +75,12 @@ pub fn trace_workload(name: &str, rows: &str) -> String {
     format!("[[workload]]\nkind = \"trace\"\npath = \"{}\"\n", path.display())
 }
 
+/// On `two_leaves`: seven senders (three on host 0's leaf, four across the spine) send 300 KB each to host 0.
+pub fn incast_to_host0() -> String {
+    let rows: String = (1..8).map(|s| format!("{s},0,300000,0\n")).collect();
+    trace_workload("incast-to-host0.csv", &rows)
+}
+
 /// As `trace_workload`, every flow in strict-priority class `class`.
 pub fn trace_workload_class(name: &str, rows: &str, class: u8) -> String {
     format!("{}class = {class}\n", trace_workload(name, rows))

@@ -45,7 +45,6 @@ pub struct CioqParams {
 #[derive(Default)]
 struct Ingress {
     fifo: [VecDeque<PktId>; CLASSES],
-    bytes: u64,
     /// Bytes per class.
     class_bytes: [u64; CLASSES],
     /// The packet crossing the crossbar from this port, and its egress port.
@@ -58,8 +57,6 @@ pub struct Cioq {
     ingress: Vec<Ingress>,
     /// Per egress port: the bytes of the packet being moved into it (0: free to receive).
     receiving: Vec<u64>,
-    /// Per port: its switch's index in `switches`.
-    switch_of: Vec<u32>,
     /// Per switch: its ports, and the round-robin position among them.
     switches: Vec<(Vec<PortId>, usize)>,
     /// PFC on the ingress queues, if on.
@@ -81,19 +78,12 @@ pub struct CioqStats {
 }
 
 impl Cioq {
-    /// `switches`: each switch's ports; `ports`: the number of ports in the network.
+    /// `switches`: each switch's ports, in the network's order of switches; `ports`: the number of ports.
     pub fn new(prm: CioqParams, switches: Vec<Vec<PortId>>, ports: usize, pfc: Option<Pfc>) -> Cioq {
-        let mut switch_of = vec![u32::MAX; ports];
-        for (i, s) in switches.iter().enumerate() {
-            for p in s {
-                switch_of[p.idx()] = i as u32;
-            }
-        }
         Cioq {
             prm,
             ingress: (0..ports).map(|_| Ingress::default()).collect(),
             receiving: vec![0; ports],
-            switch_of,
             switches: switches.into_iter().map(|p| (p, 0)).collect(),
             pfc,
             stats: CioqStats::default(),
@@ -102,7 +92,7 @@ impl Cioq {
 
     /// Bytes waiting in the ingress queue of port `p`.
     pub fn ingress_bytes(&self, p: PortId) -> u64 {
-        self.ingress[p.idx()].bytes
+        self.ingress[p.idx()].bytes()
     }
 
     /// Start every transfer that can start at switch `s`: idle ingress ports in round-robin order, each with
@@ -112,7 +102,7 @@ impl Cioq {
         let first = self.switches[s as usize].1;
         for k in 0..n {
             let i = self.switches[s as usize].0[(first + k) % n];
-            if self.ingress[i.idx()].sending.is_some() || self.ingress[i.idx()].bytes == 0 {
+            if self.ingress[i.idx()].sending.is_some() || self.ingress[i.idx()].bytes() == 0 {
                 continue;
             }
             if self.try_send(c, i) {
@@ -136,7 +126,6 @@ impl Cioq {
             }
             let ing = &mut self.ingress[i.idx()];
             ing.fifo[class].pop_front();
-            ing.bytes -= size;
             ing.class_bytes[class] -= size;
             ing.sending = Some((id, e));
             self.receiving[e.idx()] = size;
@@ -151,6 +140,17 @@ impl Cioq {
         }
         false
     }
+}
+
+impl Ingress {
+    fn bytes(&self) -> u64 {
+        self.class_bytes.iter().sum()
+    }
+}
+
+/// The index of port `p`'s switch (switches follow the hosts among the nodes, in `switches`' order).
+fn switch_of(c: &HookCtx, p: PortId) -> u32 {
+    (c.ports[p.idx()].node.idx() - c.hosts) as u32
 }
 
 impl Hooks for Cioq {
@@ -182,11 +182,10 @@ impl Hooks for Cioq {
         }
         let ing = &mut self.ingress[i.idx()];
         ing.fifo[class].push_back(id);
-        ing.bytes += size;
         ing.class_bytes[class] += size;
-        self.stats.max_ingress_bytes = self.stats.max_ingress_bytes.max(ing.bytes);
+        self.stats.max_ingress_bytes = self.stats.max_ingress_bytes.max(ing.bytes());
         if ing.sending.is_none() {
-            let s = self.switch_of[i.idx()];
+            let s = switch_of(c, i);
             self.kick(c, s);
         }
         Admit::Hold
@@ -195,7 +194,7 @@ impl Hooks for Cioq {
     fn on_dequeue(&mut self, c: &mut HookCtx, at: PortId, _id: PktId) {
         // Room at egress port `at`: a blocked head may go now.
         if self.receiving[at.idx()] == 0 {
-            let s = self.switch_of[at.idx()];
+            let s = switch_of(c, at);
             self.kick(c, s);
         }
     }
@@ -225,7 +224,7 @@ impl Hooks for Cioq {
         self.receiving[e.idx()] = 0;
         self.stats.transfers += 1;
         c.effect(Effect::Enqueue { port: e, id });
-        c.timer(c.now, KICK | self.switch_of[i.idx()]);
+        c.timer(c.now, KICK | switch_of(c, i));
     }
 
     fn held(&self, f: &mut dyn FnMut(PktId)) {
