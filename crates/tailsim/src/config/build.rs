@@ -488,6 +488,13 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
     let prm = NetParams {
         host_tx_delay: h.tx_delay.map_or(Time::ZERO, |d| d.0),
         host_rx_delay: h.rx_delay.map_or(Time::ZERO, |d| d.0),
+        host_rx_parallel: match (h.rx_parallel, h.rx_delay) {
+            (Some(0), _) => return Err(c.err("host.rx_parallel", "must be at least 1 packet")),
+            (Some(_), None) => {
+                return Err(c.err("host.rx_parallel", "needs host.rx_delay, the time to process one packet"))
+            }
+            (p, _) => p.unwrap_or(0),
+        },
         nic_limit,
         buffer,
         ecn_k,
@@ -592,12 +599,13 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         _ => None,
     });
     let lossless = matches!(buffer, BufferPolicy::Unlimited) && nic_limit.is_none() && cfg.fault.is_empty();
-    let transport = match kind {
+    let mut transport = match kind {
         "homa" => super::homa::transport(&c, &cfg.transport, fr, ack, &net, dist.map(|d| d.0), lossless)?,
         "phost" => super::receiver_driven::phost(&c, &cfg.transport, fr, ack, &net, lossless)?,
         "ndp" => super::receiver_driven::ndp(&c, &cfg.transport, fr, ack, &net, lossless)?,
         _ => super::transport::transport(&c, &cfg.transport, fr, ack, per_port, host_rate, dist)?,
     };
+    super::mechanisms::fastlane_transport(&c, &cfg, &mut transport)?;
     let o = &cfg.output;
     let format = match o.format.as_deref().unwrap_or("parquet") {
         "parquet" => OutputFormat::Parquet,

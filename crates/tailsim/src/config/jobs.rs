@@ -149,20 +149,44 @@ pub(super) fn workflows(
                 if w.parts.is_some() {
                     return Err(c.err(&k("parts"), "applies to shape \"sequential\" only (use `fanout`)"));
                 }
-                let fanouts = c.need(&w.fanout, &k("fanout"), "a list of fan-outs, e.g. [10, 20, 40]")?;
-                if fanouts.is_empty() || fanouts.contains(&0) {
-                    return Err(c.err(&k("fanout"), "a non-empty list of positive fan-outs"));
-                }
                 // A client that is also a server cannot retrieve from itself.
                 let available =
                     clients.iter().map(|cl| servers.len() - servers.contains(cl) as usize).min().unwrap_or(0);
-                if let Some(f) = fanouts.iter().find(|&&f| f as usize > available) {
-                    return Err(c.err(
-                        &k("fanout"),
-                        format!("a fan-out of {f} exceeds the {available} servers a client can reach"),
-                    ));
+                if let Some(totals) = &w.totals {
+                    if w.fanout.is_some() {
+                        return Err(c.err(&k("totals"), "give `fanout` or `totals` (fan-out = total / size), not both"));
+                    }
+                    let totals: Vec<u64> = totals.iter().map(|s| s.0).collect();
+                    let smallest = sizes.min_bytes().max(1);
+                    if totals.is_empty() || totals.contains(&0) {
+                        return Err(
+                            c.err(&k("totals"), "a non-empty list of positive sizes, e.g. [\"32KB\", \"64KB\"]")
+                        );
+                    }
+                    let most = totals.iter().map(|&t| ((t as f64 / smallest as f64).round() as u64).max(1)).max();
+                    if let Some(f) = most.filter(|&f| f as usize > available) {
+                        return Err(c.err(
+                            &k("totals"),
+                            format!(
+                                "the largest total over the smallest size is a fan-out of {f}, more than the {available} \
+                                 servers a client can reach"
+                            ),
+                        ));
+                    }
+                    Shape::PartitionTotal { totals }
+                } else {
+                    let fanouts = c.need(&w.fanout, &k("fanout"), "a list of fan-outs, e.g. [10, 20, 40]")?;
+                    if fanouts.is_empty() || fanouts.contains(&0) {
+                        return Err(c.err(&k("fanout"), "a non-empty list of positive fan-outs"));
+                    }
+                    if let Some(f) = fanouts.iter().find(|&&f| f as usize > available) {
+                        return Err(c.err(
+                            &k("fanout"),
+                            format!("a fan-out of {f} exceeds the {available} servers a client can reach"),
+                        ));
+                    }
+                    Shape::PartitionAggregate { fanouts }
                 }
-                Shape::PartitionAggregate { fanouts }
             }
             o => {
                 return Err(

@@ -5,6 +5,7 @@ use super::build::{Ctx, R};
 use super::schema::ExperimentConfig;
 use crate::net::mech::adaptive_lb::{AdaptiveLb, Rule};
 use crate::net::mech::cioq::{Cioq, CioqParams};
+use crate::net::mech::fastlane::{FastLane, FastLaneParams, NOTICE_BYTES};
 use crate::net::mech::pfc::{Pfc, PfcParams};
 use crate::net::mech::{bounce::BounceDrop, Mech};
 use crate::net::queue::CLASSES;
@@ -131,8 +132,96 @@ pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, net: &mut Network) -> R<(
         o => return Err(c.err("switch.architecture", format!("expected \"output-queued\" or \"cioq\", found \"{o}\""))),
     }
     if cfg.switch.bounce == Some(true) {
+        if cfg.fastlane.is_some() {
+            return Err(c.err("switch.bounce", "FastLane makes its own notices: use [fastlane] or bounce, not both"));
+        }
         let ports: Vec<_> = net.switch_ports().collect();
         net.install(Mech::BounceDrop(BounceDrop::default()), ports);
+    }
+    if let Some(k) = &cfg.codel {
+        let target = k.target.map_or(Time::us(50), |d| d.0);
+        let interval = k.interval.map_or(Time::ms(1), |d| d.0);
+        if target == Time::ZERO || interval == Time::ZERO {
+            let key = if target == Time::ZERO { "codel.target" } else { "codel.interval" };
+            return Err(c.err(key, "must be positive"));
+        }
+        if cfg.switch.ecn_threshold.is_some() {
+            return Err(c.err("codel", "CoDel marks by sojourn time: drop switch.ecn_threshold, or [codel]"));
+        }
+        let kind = cfg.transport.kind.as_deref().unwrap_or("tcp");
+        if kind == "tcp" && cfg.transport.ecn != Some(true) {
+            return Err(c.err("codel", "CoDel marks ECN-capable packets: set transport.ecn = true"));
+        }
+        let mtu = cfg.packet.mss.unwrap_or(1460) as u64 + cfg.packet.header.unwrap_or(40) as u64;
+        let prm = crate::net::mech::codel::CodelParams { target, interval, mtu };
+        let ports: Vec<_> = net.switch_ports().collect();
+        let n = net.ports.len();
+        net.install(Mech::Codel(crate::net::mech::codel::Codel::new(prm, n)), ports);
+    }
+    if let Some(f) = &cfg.fastlane {
+        let prm = fastlane_params(c, cfg, f)?;
+        let ports: Vec<_> = net.switch_ports().collect();
+        let n = net.ports.len();
+        net.install(Mech::FastLane(FastLane::new(prm, n)), ports);
+    }
+    Ok(())
+}
+
+/// FastLane's caps, checked: a bandwidth in (0, 1] of each link, a buffer of at least one notice, on lossy
+/// output-queued switches.
+fn fastlane_params(c: &Ctx, cfg: &ExperimentConfig, f: &super::schema::FastLaneCfg) -> R<FastLaneParams> {
+    let d = FastLaneParams::default();
+    let scale = f.cap_scale.unwrap_or(1.0);
+    if !(scale > 0.0 && scale.is_finite()) {
+        return Err(c.err("fastlane.cap_scale", format!("must be positive, found {scale}")));
+    }
+    let bw = f.bandwidth.unwrap_or(d.bandwidth);
+    if !(bw > 0.0 && bw <= 1.0) {
+        return Err(c.err("fastlane.bandwidth", format!("a fraction of the link rate in (0, 1], found {bw}")));
+    }
+    if bw * scale > 1.0 {
+        return Err(c.err(
+            "fastlane.cap_scale",
+            format!("scales the bandwidth cap to {} of the link rate; it must stay in (0, 1]", bw * scale),
+        ));
+    }
+    let buffer = (f.buffer.map_or(d.buffer, |s| s.0) as f64 * scale) as u64;
+    if buffer < NOTICE_BYTES as u64 {
+        let key = if f.buffer.is_some() { "fastlane.buffer" } else { "fastlane.cap_scale" };
+        return Err(c.err(key, format!("a notification buffer of {buffer} B cannot hold one {NOTICE_BYTES} B notice")));
+    }
+    if cfg.pfc.is_some() {
+        return Err(
+            c.err("fastlane", "a lossless fabric (PFC) drops nothing to notify: use [pfc] or [fastlane], not both")
+        );
+    }
+    if cfg.switch.architecture.as_deref() == Some("cioq") {
+        return Err(c.err("fastlane", "FastLane is modelled on output-queued switches (switch.architecture)"));
+    }
+    Ok(FastLaneParams { bandwidth: bw * scale, buffer, strict: f.strict.unwrap_or(false) })
+}
+
+/// The senders' reaction to FastLane's notices: Algorithm 1 for TCP, probe-then-slow-start for pFabric.
+pub(super) fn fastlane_transport(c: &Ctx, cfg: &ExperimentConfig, t: &mut crate::transport::Transport) -> R<()> {
+    use crate::transport::tcp::NoticeReaction;
+    if cfg.fastlane.is_none() {
+        return Ok(());
+    }
+    let kind = cfg.transport.kind.as_deref().unwrap_or("tcp");
+    let r = match kind {
+        "tcp" => NoticeReaction::FastLane,
+        "pfabric" => NoticeReaction::FastLanePFabric,
+        o => {
+            return Err(c.err(
+                "fastlane",
+                format!(
+                    "FastLane's senders are TCP and pFabric (transport.kind \"tcp\" or \"pfabric\"), found \"{o}\""
+                ),
+            ))
+        }
+    };
+    if let crate::transport::Transport::Tcp(tcp) = t {
+        tcp.set_notice_reaction(r);
     }
     Ok(())
 }

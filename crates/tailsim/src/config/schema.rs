@@ -31,6 +31,10 @@ pub struct ExperimentConfig {
     pub qjump: Option<QjumpCfg>,
     /// Priority flow control at every switch (net/mech/pfc.rs).
     pub pfc: Option<PfcCfg>,
+    /// FastLane's drop notifications at every switch, and the senders' reaction (net/mech/fastlane.rs).
+    pub fastlane: Option<FastLaneCfg>,
+    /// CoDel ECN marking at every switch port (net/mech/codel.rs).
+    pub codel: Option<CodelCfg>,
     #[serde(default)]
     pub output: OutputCfg,
 }
@@ -76,6 +80,8 @@ pub struct TopologyCfg {
 pub struct HostCfg {
     pub tx_delay: Option<Duration>,
     pub rx_delay: Option<Duration>,
+    /// Packets the receive path processes at once, each for `rx_delay` (default: no limit, a pure delay).
+    pub rx_parallel: Option<u32>,
     pub nic_buffer: Option<BufferValue>,
 }
 
@@ -252,6 +258,8 @@ pub struct TransportCfg {
     pub probe_after: Option<u32>,
     /// Upper bound of the congestion window, segments.
     pub max_cwnd: Option<u32>,
+    /// FastLane's FL-PS option: the receiver reports out-of-order segments and the sender inflates its window.
+    pub ooo_inflation: Option<bool>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -276,6 +284,8 @@ pub struct WorkloadCfg {
     pub parts: Option<u32>,
     /// Partition-aggregate workflows: fan-outs drawn with equal probability.
     pub fanout: Option<Vec<u32>>,
+    /// Partition-aggregate by total response (FastLane): the fan-out is a drawn total / the drawn size.
+    pub totals: Option<Vec<Size>>,
     /// Background: flows kept going per source.
     pub per_source: Option<u32>,
     /// A built-in CDF name or a CDF file path.
@@ -345,6 +355,28 @@ pub struct PfcCfg {
     pub unpause: Option<Size>,
     /// Time from a frame's arrival at the upstream port to its effect (default 0).
     pub response: Option<Duration>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct CodelCfg {
+    /// Acceptable standing sojourn time (default 50 µs).
+    pub target: Option<Duration>,
+    /// Time the sojourn must stay above target before marking starts (default 1 ms).
+    pub interval: Option<Duration>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct FastLaneCfg {
+    /// Notification bandwidth per link as a fraction of its rate (default 0.01).
+    pub bandwidth: Option<f64>,
+    /// Notification buffer per switch port (default 3276 B: 2.5 % of 128 KiB).
+    pub buffer: Option<Size>,
+    /// Scales both caps (default 1).
+    pub cap_scale: Option<f64>,
+    /// Notices only with tokens, never on spare capacity (default false: work-conserving).
+    pub strict: Option<bool>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]

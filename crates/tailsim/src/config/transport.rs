@@ -5,7 +5,7 @@ use super::build::{Ctx, R};
 use super::schema::{ClassThresholds, TransportCfg};
 use crate::metrics::Framing;
 use crate::net::queue::CLASSES;
-use crate::transport::tcp::{ClassBy, ClassPolicy, CongestionControl, Priority, Tcp, TcpConfig};
+use crate::transport::tcp::{ClassBy, ClassPolicy, CongestionControl, NoticeReaction, Priority, Tcp, TcpConfig};
 use crate::transport::Transport;
 use crate::units::{BitsPerSec, Time};
 use tailsim_workload::SizeCdf;
@@ -144,6 +144,8 @@ pub(super) fn transport(
         max_cwnd,
         ssthresh_from_cwnd: pfabric,
         ecn: t.ecn.unwrap_or(false),
+        notices: NoticeReaction::Count,
+        ooo_inflation: t.ooo_inflation.unwrap_or(false),
     })))
 }
 

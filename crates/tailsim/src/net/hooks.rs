@@ -108,6 +108,10 @@ pub enum Effect {
     /// Send a link-local control frame out of `port`: ahead of every queued packet, never paused, never
     /// routed. The peer's arrive hook must consume it; unclaimed, it is dropped (`DropReason::Unclaimed`).
     Frame { port: PortId, id: PktId },
+    /// Send a packet out of `port` ahead of every queued packet, never paused, outside the port's buffer, but
+    /// otherwise an ordinary packet that the far end routes on: a mechanism serving a priority queue of its
+    /// own (FastLane's notices, released by its rate and buffer caps).
+    Express { port: PortId, id: PktId },
     /// Hand a packet that arrived over `port` (and was held by its arrive hook) on to the node it reached.
     Deliver { port: PortId, id: PktId },
     /// Stop sending the classes in the bit set from `port` (bit c = class c), e.g. a PFC pause took effect.
@@ -149,6 +153,7 @@ impl Outbox {
             | Effect::Enqueue { id, .. }
             | Effect::Forward { id, .. }
             | Effect::Frame { id, .. }
+            | Effect::Express { id, .. }
             | Effect::Deliver { id, .. } => Some(id),
             Effect::Pause { .. } | Effect::Resume { .. } => None,
         })

@@ -167,10 +167,13 @@ impl Network {
                         self.switch_ingress(now, ev, pk, node, PortId::NONE, HookSet::NONE, id);
                     }
                 }
-                Effect::Frame { port, id } => {
+                Effect::Frame { port, id } | Effect::Express { port, id } => {
                     let pt = &mut self.ports[port.idx()];
                     pt.ctl.push_back(id);
-                    pt.hooks = pt.hooks | HookSet::FRAMES | HookSet::LINK_LOCAL;
+                    pt.hooks = pt.hooks | HookSet::FRAMES;
+                    if matches!(e, Effect::Frame { .. }) {
+                        pt.hooks = pt.hooks | HookSet::LINK_LOCAL;
+                    }
                     if !pt.busy {
                         self.start_tx(now, ev, pk, port);
                     }
@@ -285,6 +288,8 @@ pub struct PFabricParams {
 pub struct NetParams {
     pub host_tx_delay: Time,
     pub host_rx_delay: Time,
+    /// Packets a host's receive path processes at once (0 = no limit: `host_rx_delay` is a pure delay).
+    pub host_rx_parallel: u32,
     /// Byte limit of host NIC queues (None = unlimited). NICs mark ECN like switch ports.
     pub nic_limit: Option<u64>,
     pub buffer: BufferPolicy,
@@ -310,6 +315,7 @@ impl Default for NetParams {
         NetParams {
             host_tx_delay: Time::ZERO,
             host_rx_delay: Time::ZERO,
+            host_rx_parallel: 0,
             nic_limit: None,
             buffer: BufferPolicy::Unlimited,
             ecn_k: [u64::MAX; CLASSES],
@@ -379,6 +385,8 @@ impl Network {
                     nic: *p,
                     tx_delay: prm.host_tx_delay,
                     rx_delay: prm.host_rx_delay,
+                    rx_servers: vec![Time::ZERO; prm.host_rx_parallel as usize],
+                    rx_turn: 0,
                     tx_pipe: Pipe::default(),
                     rx_pipe: Pipe::default(),
                     sink: HostSink::default(),

@@ -38,6 +38,30 @@ pub enum PktKind {
 }
 
 impl PktKind {
+    /// Every kind, in the order of [`PktKind::code`].
+    const ALL: [PktKind; 13] = [
+        PktKind::Data,
+        PktKind::Ack,
+        PktKind::Probe,
+        PktKind::Grant,
+        PktKind::Resend,
+        PktKind::Busy,
+        PktKind::Rts,
+        PktKind::Token,
+        PktKind::Pull,
+        PktKind::Nack,
+        PktKind::Notice,
+        PktKind::Frame,
+        PktKind::Telemetry,
+    ];
+    /// A small number for the kind (what a notice carries about the packet it reports).
+    #[inline]
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+    pub fn from_code(c: u8) -> Option<PktKind> {
+        Self::ALL.get(c as usize).copied()
+    }
     /// A packet of the network itself rather than of a transport.
     #[inline]
     pub fn is_network(self) -> bool {
@@ -97,7 +121,28 @@ pub struct Packet {
     pub origin: Origin,
 }
 
+/// Bits of a notice's `aux` that hold the reported packet's wire size (the rest hold its kind's code).
+const NOTICE_SIZE_BITS: u32 = 24;
+
 impl Packet {
+    /// A notice of `size` wire bytes from switch `at` to `p`'s source, about `p` (a drop notification): the
+    /// flow, sequence number, hash and send time of `p`, and in `aux` its kind and original length (FastLane
+    /// keeps the IP length field of the dropped packet, thesis §6.5.2). Class 0, rank 0: the most urgent.
+    pub fn notice_about(p: &Packet, at: NodeId, size: u32) -> Packet {
+        let mut n = Packet::new(PktKind::Notice, p.flow, p.flow_gen, at, p.src);
+        n.size = size;
+        n.seq = p.seq;
+        n.hash = p.hash;
+        n.ts = p.ts;
+        n.aux = (p.kind.code() as u32) << NOTICE_SIZE_BITS | p.size.min((1 << NOTICE_SIZE_BITS) - 1);
+        n
+    }
+    /// For a notice: the kind and wire size of the packet it reports.
+    pub fn noticed(&self) -> (PktKind, u32) {
+        let kind = PktKind::from_code((self.aux >> NOTICE_SIZE_BITS) as u8).unwrap_or(PktKind::Data);
+        (kind, self.aux & ((1 << NOTICE_SIZE_BITS) - 1))
+    }
+
     pub fn new(kind: PktKind, flow: FlowSlot, flow_gen: u32, src: NodeId, dst: NodeId) -> Packet {
         Packet {
             kind,

@@ -125,7 +125,8 @@ pub struct Port {
     pub tx_start: Time,
     /// Bit c set = class c paused by the peer (PFC).
     pub paused: u8,
-    /// Link-local control frames waiting to be sent: served before the queue, never paused (`Effect::Frame`).
+    /// Link-local control frames and express packets waiting to be sent: served before the queue, never paused,
+    /// outside the buffer (`Effect::Frame`, `Effect::Express`).
     pub ctl: VecDeque<PktId>,
     /// Packets propagating on the link, in order.
     pub wire: Pipe,

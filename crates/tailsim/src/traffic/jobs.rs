@@ -25,6 +25,9 @@ pub enum Shape {
     /// One retrieval from each of a fan-out of distinct servers, all issued at once; the fan-out is drawn
     /// uniformly from the list for each workflow.
     PartitionAggregate { fanouts: Vec<u32> },
+    /// FastLane's bursts (§6.6.1): a response size s and a total T are drawn, and T / s servers (rounded,
+    /// at least 1) each send s, all at once.
+    PartitionTotal { totals: Vec<u64> },
 }
 
 impl Shape {
@@ -32,7 +35,7 @@ impl Shape {
         match self {
             Shape::Single => "retrieval",
             Shape::Sequential { .. } => "sequential",
-            Shape::PartitionAggregate { .. } => "partition-aggregate",
+            Shape::PartitionAggregate { .. } | Shape::PartitionTotal { .. } => "partition-aggregate",
         }
     }
 }
@@ -79,19 +82,13 @@ impl JobGen {
             }
             Shape::PartitionAggregate { fanouts } => {
                 let f = fanouts[self.pick_rng.below(fanouts.len() as u32) as usize] as usize;
-                // Partial Fisher–Yates over the servers other than the client: f distinct servers.
-                let mut n = self.servers.len();
-                if let Some(pos) = self.servers.iter().position(|&s| s == client) {
-                    self.servers.swap(pos, n - 1);
-                    n -= 1;
-                }
-                (0..f)
-                    .map(|i| {
-                        let j = i + self.pick_rng.below((n - i) as u32) as usize;
-                        self.servers.swap(i, j);
-                        (NodeId(self.servers[i]), self.sizes.draw(&mut self.size_rng))
-                    })
-                    .collect()
+                self.fan_out(client, f, None)
+            }
+            Shape::PartitionTotal { totals } => {
+                let total = totals[self.pick_rng.below(totals.len() as u32) as usize];
+                let size = self.sizes.draw(&mut self.size_rng).max(1);
+                let f = ((total as f64 / size as f64).round() as usize).max(1);
+                self.fan_out(client, f, Some(size))
             }
         };
         if let Some(r) = &mut self.remaining {
@@ -99,6 +96,23 @@ impl JobGen {
         }
         self.next_at += self.gap_rng.exp(self.mean_gap_ps);
         NewJob { client: NodeId(client), parts }
+    }
+
+    /// `f` distinct servers other than `client` (a partial Fisher–Yates shuffle), each with a response of
+    /// `size` or a size drawn per server.
+    fn fan_out(&mut self, client: u32, f: usize, size: Option<u64>) -> Vec<(NodeId, u64)> {
+        let mut n = self.servers.len();
+        if let Some(pos) = self.servers.iter().position(|&s| s == client) {
+            self.servers.swap(pos, n - 1);
+            n -= 1;
+        }
+        (0..f.min(n))
+            .map(|i| {
+                let j = i + self.pick_rng.below((n - i) as u32) as usize;
+                self.servers.swap(i, j);
+                (NodeId(self.servers[i]), size.unwrap_or_else(|| self.sizes.draw(&mut self.size_rng)))
+            })
+            .collect()
     }
 
     /// A uniformly random server other than `client`.

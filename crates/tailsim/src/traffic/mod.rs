@@ -32,6 +32,14 @@ impl Sizes {
             Sizes::Choice(v) => v[rng.below(v.len() as u32) as usize],
         }
     }
+    /// The smallest size it can draw.
+    pub fn min_bytes(&self) -> u64 {
+        match self {
+            Sizes::Cdf(c) => c.sample(0.0),
+            Sizes::Fixed(s) => *s,
+            Sizes::Choice(v) => v.iter().copied().min().unwrap_or(0),
+        }
+    }
     /// E[S] and E[⌈S/mss⌉].
     pub fn means(&self, mss: u64) -> (f64, f64) {
         match self {

@@ -43,14 +43,7 @@ impl Hooks for BounceDrop {
             self.stats.not_bounced += 1;
             return;
         }
-        let mut n = Packet::new(PktKind::Notice, p.flow, p.flow_gen, c.ports[at.idx()].node, p.src);
-        n.size = NOTICE_BYTES;
-        n.class = 0;
-        n.rank = 0;
-        n.seq = p.seq;
-        n.hash = p.hash;
-        n.ts = p.ts;
-        let notice = c.make(n);
+        let notice = c.make(Packet::notice_about(&p, c.ports[at.idx()].node, NOTICE_BYTES));
         c.effect(Effect::Enqueue { port: p.in_port, id: notice });
         self.stats.notices += 1;
     }

@@ -9,6 +9,8 @@
 pub mod adaptive_lb;
 pub mod bounce;
 pub mod cioq;
+pub mod codel;
+pub mod fastlane;
 pub mod pfc;
 
 use crate::net::hooks::{Admit, Arrive, HookCtx, HookSet};
@@ -104,6 +106,8 @@ mechanisms! {
     AdaptiveLb(adaptive_lb::AdaptiveLb),
     BounceDrop(bounce::BounceDrop),
     Cioq(cioq::Cioq),
+    Codel(codel::Codel),
+    FastLane(fastlane::FastLane),
     Pfc(pfc::Pfc),
     #[cfg(test)]
     Probe(crate::net::tests::Probe),

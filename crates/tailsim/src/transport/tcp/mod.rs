@@ -4,6 +4,10 @@
 //! scoreboard is one flag byte per segment. Flows start without a handshake, as in ns-2 and htsim. Every
 //! deviation from the RFCs and Linux is listed in docs/transport-tcp.md.
 
+mod fastlane;
+
+pub use fastlane::NoticeReaction;
+
 use super::{Ctx, FlowEvent, FlowSpec, Timer};
 use crate::engine::{Slab, TimerKind};
 use crate::net::packet::{Packet, PktKind, SACK_BLOCKS};
@@ -124,6 +128,11 @@ pub struct TcpConfig {
     /// NewReno with ECN (RFC 3168): data packets are ECN-capable, the receiver echoes a mark, and the sender
     /// halves its window at most once per window of data. (DCTCP is always ECN-capable.)
     pub ecn: bool,
+    /// What a switch's drop notice makes the sender do (`tcp/fastlane.rs`).
+    pub notices: NoticeReaction,
+    /// FastLane's multipath option (FL-PS): ACKs carry the receiver's out-of-order segments past the
+    /// cumulative ACK, and the sender inflates its window by them.
+    pub ooo_inflation: bool,
 }
 
 // Scoreboard flags per segment.
@@ -176,6 +185,10 @@ struct Flow {
     timeouts: u32,
     consecutive_timeouts: u32,
     probing: bool,
+    /// FastLane's recovery state (`tcp/fastlane.rs`).
+    fl: fastlane::FlState,
+    /// FL-PS: window inflation by the receiver's out-of-order count.
+    ooo_inflate: u32,
     // --- receiver ---
     rcv_nxt: u32,
     /// Out-of-order segment ranges [a, b), sorted, disjoint, all above rcv_nxt.
@@ -200,11 +213,16 @@ pub struct Tcp {
 /// What TCP senders counted (in summary.json's `transport` once a notice arrived).
 #[derive(Clone, Copy, Debug, Default, serde::Serialize)]
 pub struct TcpStats {
-    /// Drop notices received for a live flow (a switch's bounce of a dropped data packet). Logged only: the
-    /// sender's reaction (FastLane's) is not modelled yet.
+    /// Drop notices received for a live flow (a switch's notice about a dropped packet of it).
     pub notices: u64,
     /// Notices that arrived after their flow closed.
     pub stale_notices: u64,
+    /// FastLane: recoveries entered, data segments resent from the notice list, control packets (ACKs,
+    /// probes) resent at once, and probes sent before resending (pFabric).
+    pub fl_recoveries: u64,
+    pub fl_retransmits: u64,
+    pub fl_control_resent: u64,
+    pub fl_probes: u64,
     /// Window halvings on an echoed ECN mark (`transport.ecn`, RFC 3168).
     pub ecn_cuts: u64,
 }
@@ -220,6 +238,11 @@ impl Tcp {
 
     pub fn config(&self) -> &TcpConfig {
         &self.cfg
+    }
+
+    /// Set what drop notices make senders do (the configuration's `[fastlane]`).
+    pub fn set_notice_reaction(&mut self, r: NoticeReaction) {
+        self.cfg.notices = r;
     }
 
     pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
@@ -267,6 +290,8 @@ impl Tcp {
             timeouts: 0,
             consecutive_timeouts: 0,
             probing: false,
+            fl: Default::default(),
+            ooo_inflate: 0,
             rcv_nxt: 0,
             ooo: Vec::new(),
             last_ooo: 0,
@@ -295,21 +320,9 @@ impl Tcp {
                 let f = self.flows.get_mut(p.flow.0);
                 f.last_ts = p.ts;
                 let ece = f.ce_state;
-                self.send_ack(ctx, p.flow, ece);
+                self.send_ack_with(ctx, p.flow, ece, fastlane::PROBE_ECHO);
             }
             other => unreachable!("{other:?}: receiver-driven transports' and the network's packets never reach TCP"),
-        }
-    }
-
-    /// A switch's notice that a data packet of one of this host's flows was dropped: counted (the reaction
-    /// belongs to FastLane).
-    pub fn on_notice(&mut self, ctx: &mut Ctx, _host: NodeId, id: PktId) {
-        let p = *ctx.pk.get(id);
-        ctx.pk.sink(id);
-        if self.gens.get(p.flow.idx()) == Some(&p.flow_gen) {
-            self.stats.notices += 1;
-        } else {
-            self.stats.stale_notices += 1;
         }
     }
 
@@ -394,6 +407,11 @@ impl Tcp {
     }
 
     fn send_ack(&mut self, ctx: &mut Ctx, slot: FlowSlot, ece: bool) {
+        self.send_ack_with(ctx, slot, ece, 0)
+    }
+
+    /// An ACK with `flags` in `aux` (`fastlane::PROBE_ECHO`), and the out-of-order count when FL-PS is on.
+    fn send_ack_with(&mut self, ctx: &mut Ctx, slot: FlowSlot, ece: bool, flags: u32) {
         let gen = self.gens[slot.idx()];
         let f = self.flows.get_mut(slot.0);
         f.pending_acks = 0;
@@ -405,6 +423,10 @@ impl Tcp {
         a.class = f.class.unwrap_or_else(|| self.cfg.class.top());
         a.rank = 0; // ACKs are the most urgent packets of all (a decision: the paper does not say)
         a.hash = f.hash.rotate_left(16) ^ 0x5555;
+        a.aux = flags;
+        if self.cfg.ooo_inflation {
+            a.aux |= fastlane::ooo_count(&f.ooo);
+        }
         if self.cfg.sack && !f.ooo.is_empty() {
             // Most recent block first (RFC 2018), then the highest others.
             let mut n = 0;
@@ -483,6 +505,11 @@ impl Tcp {
         } else if f.una < f.nxt {
             f.dupacks += 1;
         }
+        if cfg.ooo_inflation {
+            // FL-PS (§6.5.4): a new ACK sets the inflation; a duplicate can only raise it (ACKs may be reordered).
+            let v = p.aux & fastlane::OOO_MASK;
+            f.ooo_inflate = if advanced { v } else { f.ooo_inflate.max(v) };
+        }
         // DCTCP: estimate the marked fraction once per window of data; cut once per window on ECE.
         if let CongestionControl::Dctcp { g, .. } = cfg.cc {
             let acked = newly_acked + newly_sacked;
@@ -529,6 +556,7 @@ impl Tcp {
                 }
             }
         } else if cfg.fast_retransmit
+            && !f.fl.active
             && f.una >= f.rto_recover
             && f.una < f.nxt
             && (f.dupacks >= cfg.dupthresh || (cfg.sack && sack_lost_limit(f, cfg.dupthresh) > f.una))
@@ -559,6 +587,9 @@ impl Tcp {
             }
             f.lost_mark = f.lost_mark.max(limit);
         }
+        if f.fl.active {
+            fastlane::on_ack(cfg, f, p.aux);
+        }
         if f.una == f.nsegs {
             f.rto_timer.cancel();
             let (id, retransmits, timeouts) = (f.id, f.retransmits, f.timeouts);
@@ -571,6 +602,9 @@ impl Tcp {
             let (at, gen) = (ctx.now + f.rto, self.gens[slot.idx()]);
             f.rto_timer.set(ctx, at, slot, gen, TimerKind::Retransmit);
         }
+        if f.fl.active {
+            self.fl_pump(ctx, slot, false);
+        }
         self.try_send(ctx, slot);
     }
 
@@ -579,6 +613,8 @@ impl Tcp {
         let f = self.flows.get_mut(slot.0);
         f.timeouts += 1;
         f.consecutive_timeouts += 1;
+        // The notice list holds packets notified "since the last timeout" (§6.5.4).
+        fastlane::on_timeout(f);
         if cfg.probe_after.is_some_and(|n| f.consecutive_timeouts > n) {
             // Probe mode: no data until an ACK shows the path is usable again; one 1-byte probe per RTO.
             f.probing = true;
@@ -617,7 +653,8 @@ impl Tcp {
         let gen = self.gens[slot.idx()];
         let cfg = &self.cfg;
         let f = self.flows.get_mut(slot.0);
-        let wnd = if f.probing { 0 } else { (f.cwnd as u32).max(1) + f.inflate };
+        // No new data while FastLane resends from its list (a choice: the thesis does not say).
+        let wnd = if f.probing || f.fl.active { 0 } else { (f.cwnd as u32).max(1) + f.inflate + f.ooo_inflate };
         while f.pipe < wnd {
             let seg = match next_lost(f) {
                 Some(s) => {
