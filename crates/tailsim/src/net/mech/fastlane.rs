@@ -237,3 +237,119 @@ impl Hooks for FastLane {
         serde_json::to_value(self.stats()).unwrap_or_default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Event, EventQueue};
+    use crate::net::mech::Mech;
+    use crate::net::topology::LeafSpine;
+    use crate::net::{BufferPolicy, NetParams, Network, Packets};
+    use crate::units::{BitsPerSec, FlowSlot, NodeId};
+
+    /// One leaf (node 4) with hosts 0–3 at 10 Gbps, no delays, 3000 B per port, FastLane on the leaf's ports.
+    fn leaf(prm: FastLaneParams) -> Network {
+        let spec = LeafSpine {
+            leaves: 1,
+            spines: 1,
+            hosts_per_leaf: 4,
+            edge_rate: BitsPerSec::gbps(10),
+            core_rate: BitsPerSec::gbps(10),
+            edge_delay: Time::ZERO,
+            core_delay: Time::ZERO,
+            switch_delay: Time::ZERO,
+        }
+        .spec();
+        let mut n =
+            Network::build(&spec, &NetParams { buffer: BufferPolicy::PerPort(3000), ..Default::default() }).unwrap();
+        let ports: Vec<_> = n.switch_ports().collect();
+        let count = n.ports.len();
+        n.install(Mech::FastLane(FastLane::new(prm, count)), ports);
+        n
+    }
+
+    fn port(n: &Network, from: u32, to: u32) -> PortId {
+        PortId(n.ports.iter().position(|p| p.node.0 == from && p.peer.0 == to).unwrap() as u32)
+    }
+
+    /// Six 1500 B packets from host 1 to host 0 offered at once to the leaf's port towards host 0, recorded
+    /// as having entered the leaf by its port towards host 2 (not the route back to host 1): one is sent, two
+    /// fit, three are dropped. Returns (time, node, kind) of every packet delivered to a host.
+    fn drop_three(prm: FastLaneParams) -> (Network, Vec<(Time, NodeId, PktKind)>) {
+        let mut n = leaf(prm);
+        let (mut ev, mut pk) = (EventQueue::new(), Packets::default());
+        let (out, inp) = (port(&n, 4, 0), port(&n, 4, 2));
+        for seq in 0..6 {
+            let mut p = Packet::new(PktKind::Data, FlowSlot(0), 0, NodeId(1), NodeId(0));
+            (p.size, p.seq, p.in_port) = (1500, seq, inp);
+            let id = pk.alloc(p);
+            n.enqueue(Time::ZERO, &mut ev, &mut pk, out, id);
+        }
+        let mut got = vec![];
+        let mut delivered = vec![];
+        n.drain(Time::ZERO, &mut ev, &mut pk, &mut delivered);
+        while let Some((now, e)) = ev.pop() {
+            let d = match e {
+                Event::TxDone(p) => {
+                    n.on_tx_done(now, &mut ev, &mut pk, p);
+                    None
+                }
+                Event::WireArrival(p) => n.on_wire_arrival(now, &mut ev, &mut pk, p),
+                Event::Mech(m, k) => {
+                    n.on_mech_timer(now, &mut ev, &mut pk, m, k);
+                    None
+                }
+                other => panic!("unexpected event {other:?}"),
+            };
+            n.drain(now, &mut ev, &mut pk, &mut delivered);
+            for (node, id) in d.into_iter().chain(delivered.drain(..)) {
+                got.push((now, node, pk.get(id).kind));
+                pk.consume(id);
+            }
+        }
+        (n, got)
+    }
+
+    fn stats(n: &Network) -> FastLaneStats {
+        n.mechs.iter().find_map(|m| if let Mech::FastLane(f) = m { Some(f.stats()) } else { None }).unwrap()
+    }
+
+    fn notices(got: &[(Time, NodeId, PktKind)]) -> Vec<(Time, NodeId)> {
+        got.iter().filter(|g| g.2 == PktKind::Notice).map(|g| (g.0, g.1)).collect()
+    }
+
+    const TX: Time = Time(51_200); // 64 B at 10 Gbps
+
+    #[test]
+    fn a_notice_leaves_by_the_port_its_packet_came_in_and_strict_caps_space_them_by_the_token_rate() {
+        let (n, got) = drop_three(FastLaneParams { strict: true, ..Default::default() });
+        // 1 % of 10 Gbps: one 64 B notice per 5.12 us. They reach host 2 (the dropped packets' ingress
+        // port), not host 1 (their source, where routing would have sent them).
+        let gap = Time(5_120_000);
+        assert_eq!(notices(&got), vec![(TX, NodeId(2)), (gap + TX, NodeId(2)), (gap + gap + TX, NodeId(2))]);
+        let s = stats(&n);
+        assert_eq!((s.notices, s.sent_with_tokens, s.sent_spare, s.notices_dropped), (3, 3, 0, 0));
+        assert_eq!(s.max_queue_bytes, 192, "all three count until sent: the first is released, two wait");
+    }
+
+    #[test]
+    fn work_conserving_notices_use_an_idle_port_back_to_back() {
+        let (n, got) = drop_three(FastLaneParams::default());
+        // The first with tokens, then one at a time on spare capacity: the port towards host 2 has no data.
+        assert_eq!(notices(&got), vec![(TX, NodeId(2)), (TX + TX, NodeId(2)), (TX + TX + TX, NodeId(2))]);
+        let s = stats(&n);
+        assert_eq!((s.sent_with_tokens, s.sent_spare), (1, 2));
+    }
+
+    #[test]
+    fn notices_past_the_buffer_cap_are_dropped_and_never_notified() {
+        let (n, got) = drop_three(FastLaneParams { strict: true, buffer: 128, ..Default::default() });
+        // Two fit (one being sent, one waiting); the third is dropped at its port, and makes nothing.
+        assert_eq!(notices(&got).len(), 2);
+        let s = stats(&n);
+        assert_eq!((s.notices, s.notices_dropped, s.max_queue_bytes), (3, 1, 128));
+        let inp = port(&n, 4, 2);
+        assert_eq!(n.ports[inp.idx()].stats.drops(DropReason::Mechanism), 1);
+        assert_eq!(n.ports[port(&n, 4, 0).idx()].stats.drops(DropReason::Overflow), 3);
+    }
+}
