@@ -118,9 +118,9 @@ def _reproduce(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         prog="tailsim reproduce",
         description="Reproduce a paper's headline results (docs/pfabric.md, docs/homa.md, docs/qjump.md, "
-        "docs/detail.md).",
+        "docs/detail.md, docs/fastlane.md).",
     )
-    ap.add_argument("paper", choices=["pfabric", "homa", "qjump", "detail"])
+    ap.add_argument("paper", choices=["pfabric", "homa", "qjump", "detail", "fastlane"])
     ap.add_argument(
         "--scale",
         choices=["small", "medium", "full"],
@@ -136,13 +136,14 @@ def _reproduce(argv: list[str]) -> int:
         "homa: main (Figs. 6.1-6.2, Table 6.1), overcommit (Figs. 5.2/5.4), maxload (Fig. 6.3); "
         "qjump: bound (Fig. 4.10), fabric (Fig. 4.7), and the others in docs/qjump.md; "
         "detail: micro (Figs. 5.6-5.8), asym (Fig. 5.10), web (Figs. 5.12-5.13), verify (Fig. 5.5), longflows "
-        "(Fig. 5.9); default: all",
+        "(Fig. 5.9); fastlane: util (Fig. 6.5), share (Figs. 6.7-6.8), caps (Figs. 6.9-6.10), buffers "
+        "(Figs. 6.11-6.12), testbed (Fig. 6.14); default: all",
     )
     ap.add_argument("--workers", type=int)
     ap.add_argument("--backend", choices=["local", "dask"], default="local")
     ap.add_argument("--scheduler")
     a = ap.parse_args(argv)
-    from . import reproduce, reproduce_detail, reproduce_homa, reproduce_qjump
+    from . import reproduce, reproduce_detail, reproduce_fastlane, reproduce_homa, reproduce_qjump
 
     out = a.out or f"results/reproduce-{a.paper}-{a.scale}"
     papers = {
@@ -150,6 +151,7 @@ def _reproduce(argv: list[str]) -> int:
         "homa": (reproduce_homa.PARTS, reproduce_homa.homa),
         "qjump": (reproduce_qjump.PARTS, reproduce_qjump.qjump),
         "detail": (reproduce_detail.PARTS, reproduce_detail.detail),
+        "fastlane": (reproduce_fastlane.PARTS, reproduce_fastlane.fastlane),
     }
     known, run = papers[a.paper]
     if a.scale == "medium" and a.paper != "homa":
@@ -185,7 +187,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             "\nAlso (Python package):\n"
             "  sweep      Run an experiment over a grid of overrides\n"
             "  plot       Plot results or a sweep\n"
-            "  reproduce  Reproduce a paper's results (pfabric, homa, qjump, detail)"
+            "  reproduce  Reproduce a paper's results (pfabric, homa, qjump, detail, fastlane)"
         )
     return code
 

@@ -24,6 +24,12 @@ const SCENARIOS: &[(&str, &str, &str, &str)] = &[
         include_str!("../../../examples/bench/detail-128-alltoall.toml"),
         "200ms",
     ),
+    (
+        "fastlane-128",
+        "fastlane-128 (10 Gbps, 4:1, 128 KB), TCP + CoDel with FastLane notices, 60 % core load, half partition-aggregate bursts of 2-32 KB, half 1 MB",
+        include_str!("../../../examples/bench/fastlane-128.toml"),
+        "100ms",
+    ),
 ];
 
 pub fn main(

@@ -32,9 +32,13 @@ fn steady_state_moves_packets_without_allocating() {
     steady_state("ecmp", "");
     steady_state("ecmp", "[qjump]\nf = [140]\n");
     steady_state("adaptive", "[pfc]\npause = \"3KB\"\nunpause = \"1500B\"\n");
+    // FastLane: drops at 60 KB ports become notices through the notification queues, and TCP senders
+    // resend from their notice lists (Algorithm 1), under CoDel marking.
+    steady_state("ecmp", "[fastlane]\n[codel]\n");
 }
 
 fn steady_state(lb: &str, extra: &str) {
+    let fastlane = extra.contains("[fastlane]");
     // 16 long DCTCP flows across a leaf-spine fabric with ECMP and switch delays: every datapath element is
     // exercised (host delay lines, NIC and switch queues, wires, forwarding pipelines, timers).
     let mut trace = String::from("src,dst,size_bytes,start_us\n");
@@ -49,36 +53,50 @@ fn steady_state(lb: &str, extra: &str) {
 [topology]
 preset = "homa-144"
 [switch]
-buffer = "225KB"
-ecn_threshold = "30KB"
+{switch}
 [routing]
 load_balance = "{lb}"
 [transport]
-kind = "dctcp"
+{transport}
 {extra}
 [[workload]]
 kind = "trace"
 path = "{}"
 "#,
-        dir.join("t.csv").display()
+        dir.join("t.csv").display(),
+        switch = if fastlane { "buffer = \"60KB\"" } else { "buffer = \"225KB\"\necn_threshold = \"30KB\"" },
+        transport = if fastlane { "kind = \"tcp\"\necn = true" } else { "kind = \"dctcp\"" },
     );
     let mut e = tailsim::load_str(&toml, "t.toml", &dir, &[]).unwrap();
     use tailsim::sim::StopAt;
     use tailsim::units::Time;
-    e.world.run(StopAt { time: Some(Time::ms(5)), max_events: None }, &mut |_| true);
+    let warm = if fastlane { 20 } else { 5 };
+    e.world.run(StopAt { time: Some(Time::ms(warm)), max_events: None }, &mut |_| true);
     let hops0 = e.world.net.packet_hops;
     let made0 = e.world.pk.made[1];
     let before = ALLOCS.load(Ordering::Relaxed);
-    e.world.run(StopAt { time: Some(Time::ms(15)), max_events: None }, &mut |_| true);
+    e.world.run(StopAt { time: Some(Time::ms(warm + 10)), max_events: None }, &mut |_| true);
     let allocs = ALLOCS.load(Ordering::Relaxed) - before;
     let hops = e.world.net.packet_hops - hops0;
     assert!(hops > 100_000, "only {hops} packet-hops in the window");
     assert_eq!(e.world.flows_finished, 0, "flows must still be running in the window");
-    assert!(allocs == 0, "{allocs} allocations during {hops} packet-hops");
+    if fastlane {
+        // Per-flow notice lists and the hosts' transmit delay lines grow (geometrically) whenever a flow's
+        // window reaches a new high, which a run of long flows keeps doing slowly: a handful per window. A
+        // per-notice allocation would cost one per notice, hundreds here.
+        let notices = e.world.pk.made[1] - made0;
+        assert!(allocs * 100 <= notices, "{allocs} allocations for {notices} notices, {hops} packet-hops");
+    } else {
+        assert!(allocs == 0, "{allocs} allocations during {hops} packet-hops");
+    }
     e.world.check_conservation().unwrap();
     if lb == "adaptive" {
         let frames = e.world.pk.made[1] - made0;
         assert!(frames > 100, "PFC must be sending frames in the window: {frames}");
+    }
+    if fastlane {
+        let notices = e.world.pk.made[1] - made0;
+        assert!(notices > 100, "FastLane must be making notices in the window: {notices}");
     }
     if let Some(q) = &e.world.net.qjump {
         assert!(

@@ -161,6 +161,11 @@ pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, net: &mut Network) -> R<(
     if let Some(f) = &cfg.fastlane {
         let prm = fastlane_params(c, cfg, f)?;
         let ports: Vec<_> = net.switch_ports().collect();
+        // Notices leave through the ports' express queues: size those once too (a run allocates nothing
+        // per notice; tests/no_alloc.rs).
+        for p in &ports {
+            net.ports[p.idx()].ctl.reserve(4);
+        }
         let n = net.ports.len();
         net.install(Mech::FastLane(FastLane::new(prm, n)), ports);
     }

@@ -92,7 +92,10 @@ pub struct FastLane {
 
 impl FastLane {
     pub fn new(prm: FastLaneParams, ports: usize) -> FastLane {
-        FastLane { prm, queues: (0..ports).map(|_| NoticeQueue::default()).collect(), stats: FastLaneStats::default() }
+        // The buffer cap bounds each queue: size them once, so notices never allocate.
+        let most = (prm.buffer / NOTICE_BYTES as u64) as usize + 1;
+        let queue = || NoticeQueue { waiting: VecDeque::with_capacity(most), ..Default::default() };
+        FastLane { prm, queues: (0..ports).map(|_| queue()).collect(), stats: FastLaneStats::default() }
     }
 
     /// The counters, with the per-port maxima filled in.
