@@ -24,8 +24,10 @@ def test_fastlane_beats_tcp_at_the_tail_within_its_caps(small):
     for s in reproduce_fastlane.SHORT_BYTES:
         for fl in ("FL-FH", "FL-PS"):
             assert u.loc[fl, f"p999_{s}"] < u.loc["TCP", f"p999_{s}"], (fl, s)
-        # Every scheme saw the same requests.
-        assert u[f"n_{s}"].nunique() == 1 and u[f"n_{s}"].iloc[0] > 300
+        # Every scheme saw the same requests (responses are counted by their start, which the transport
+        # moves by a request's delivery: a few at the warm-up's edge differ).
+        n = u[f"n_{s}"]
+        assert n.max() - n.min() <= 0.01 * n.max() and n.min() > 300, n
     fl = u.loc[["FL-FH", "FL-PS"]]
     assert (fl["notices"] > 0).all()
     assert (fl["notice_queue_max_b"] <= 3276).all()
