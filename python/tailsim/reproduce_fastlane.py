@@ -35,6 +35,7 @@ from typing import Optional
 import pandas as pd
 
 from . import plots
+from .reproduce_detail import _targets_md
 from .result import Result
 from .sweep import sweep
 
@@ -507,7 +508,6 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
             )
     t = res.get("testbed")
     if t is not None and len(t):
-        best = reductions(t, ["util"], "p999_8000")
         allred = pd.concat([reductions(t, ["util"], f"p999_{s}") for s in SHORT_BYTES], ignore_index=True)
         rows.append(
             _row(
@@ -537,17 +537,7 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
                         stated + TESTBED_POINTS_TOL,
                     )
                 )
-        del best
     return rows
-
-
-def _targets_md(rows: list) -> str:
-    lines = ["| target | measured | accepted range | within |", "|---|---|---|---|"]
-    for r in rows:
-        m = "—" if r["measured"] is None else f"{r['measured']:.3g}"
-        w = "not run" if r["within"] is None else ("yes" if r["within"] else "NO")
-        lines.append(f"| {r['target']} | {m} | {r['low']:.3g}–{r['high']:.3g} | {w} |")
-    return "\n".join(lines) + "\n"
 
 
 def _figures(res: dict[str, pd.DataFrame], out: Path) -> None:
