@@ -127,8 +127,11 @@ fn fastlane_presets_are_the_detail_fabrics_at_their_speeds() {
     assert_eq!((net.n_hosts(), net.switches.len()), (128, 40));
     assert!(net.ports.iter().all(|p| p.rate.0 == 10_000_000_000));
     assert!(net.switches.iter().all(|s| s.crossbar.is_none()));
-    // 1530 B at 10 Gbps = 1.224 us per link, 6 links of 5.476 us, 5 switches of 4.224 us.
-    assert_eq!(e.world.records[0].fct().unwrap(), Time::ps(6 * 1_224_000 + 6 * 5_476_000 + 5 * 4_224_000));
+    // 1530 B at 10 Gbps = 1.224 us per link, 6 links of 5.476 us, 5 switches of 4.224 us, and the receiving
+    // server's 5 us of processing (one packet: no wait for one of its 16 servers).
+    let hops = 6 * 1_224_000 + 6 * 5_476_000 + 5 * 4_224_000;
+    assert_eq!(e.world.records[0].fct().unwrap(), Time::ps(hops + 5_000_000));
+    assert_eq!(e.world.net.hosts[127].rx_servers.len(), 16);
     let e = lone("fastlane-16", 0, 15, 1460);
     assert_eq!(e.world.net.n_hosts(), 16);
     assert!(e.world.net.ports.iter().all(|p| p.rate.0 == 1_000_000_000));
