@@ -44,11 +44,11 @@ impl Codel {
     pub fn new(prm: CodelParams, ports: usize) -> Codel {
         Codel { prm, ports: vec![State::default(); ports], stats: CodelStats::default() }
     }
+}
 
-    /// RFC 8289's control law: the next mark `interval / √count` after `t`.
-    fn next(&self, t: Time, count: u32) -> Time {
-        t + Time((self.prm.interval.0 as f64 / (count.max(1) as f64).sqrt()) as u64)
-    }
+/// RFC 8289's control law: the next mark `interval / √count` after `t`.
+fn control_law(t: Time, interval: Time, count: u32) -> Time {
+    t + Time((interval.0 as f64 / (count.max(1) as f64).sqrt()) as u64)
 }
 
 impl Hooks for Codel {
@@ -76,8 +76,7 @@ impl Hooks for Codel {
             } else if now >= st.mark_next {
                 mark = true;
                 st.count += 1;
-                let (t, n) = (st.mark_next, st.count);
-                self.ports[at.idx()].mark_next = self.next(t, n);
+                st.mark_next = control_law(st.mark_next, prm.interval, st.count);
             }
         } else if ok_to_mark {
             mark = true;
@@ -87,9 +86,8 @@ impl Hooks for Codel {
             st.count =
                 if delta > 1 && now.saturating_sub(st.mark_next) < Time(16 * prm.interval.0) { delta } else { 1 };
             st.last_count = st.count;
-            let n = st.count;
+            st.mark_next = control_law(now, prm.interval, st.count);
             self.stats.episodes += 1;
-            self.ports[at.idx()].mark_next = self.next(now, n);
         }
         if mark {
             let p = c.pk.get_mut(id);

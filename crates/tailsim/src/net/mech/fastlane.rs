@@ -111,7 +111,8 @@ impl FastLane {
         self.queues[port.idx()].sent_bytes
     }
 
-    /// Queue a notice at `port`, or drop it when the buffer cap is reached. True if queued.
+    /// Queue a notice at `port`; false (counted in `notices_dropped`) when the buffer cap refuses it, for the
+    /// caller to drop.
     fn offer(&mut self, c: &mut HookCtx, port: PortId, id: PktId) -> bool {
         let size = c.packet(id).size as u64;
         let q = &mut self.queues[port.idx()];
@@ -176,15 +177,12 @@ impl Hooks for FastLane {
     /// A notice routed here from another switch joins this port's notification queue, not its data queue.
     fn on_admit(&mut self, c: &mut HookCtx, at: PortId, id: PktId) -> Admit {
         if c.packet(id).kind != PktKind::Notice {
-            return Admit::Queue;
+            Admit::Queue
+        } else if self.offer(c, at, id) {
+            Admit::Hold
+        } else {
+            Admit::Drop(DropReason::Mechanism)
         }
-        let size = c.packet(id).size as u64;
-        if self.queues[at.idx()].bytes + size > self.prm.buffer {
-            self.stats.notices_dropped += 1;
-            return Admit::Drop(DropReason::Mechanism);
-        }
-        self.offer(c, at, id);
-        Admit::Hold
     }
 
     fn on_transmit(&mut self, c: &mut HookCtx, at: PortId, id: PktId) {

@@ -19,7 +19,7 @@
 //! the list; a notice for a segment already acknowledged or SACKed is ignored; the dropped segment leaves the
 //! pipe at once (it is no longer in the network).
 
-use super::{segment_packet, Ctx, Flow, Tcp, TcpConfig, INFLIGHT, LOST, RETX, SACKED};
+use super::{data_packet, segment_packet, Ctx, Flow, Tcp, TcpConfig, INFLIGHT, LOST, RETX, SACKED};
 use crate::engine::TimerKind;
 use crate::net::packet::PktKind;
 use crate::units::{FlowSlot, NodeId, PktId};
@@ -158,11 +158,6 @@ pub(super) fn on_ack(cfg: &TcpConfig, f: &mut Flow, aux: u32) {
     }
 }
 
-/// A timeout: the list holds only what was notified since the last one.
-pub(super) fn on_timeout(f: &mut Flow) {
-    f.fl.clear();
-}
-
 impl Tcp {
     /// A switch's notice about a packet of one of this host's flows (`PktKind::Notice`).
     pub fn on_notice(&mut self, ctx: &mut Ctx, _host: NodeId, id: PktId) {
@@ -235,10 +230,7 @@ impl Tcp {
             f.pipe += 1;
             f.retransmits += 1;
             self.stats.fl_retransmits += 1;
-            let payload = if s + 1 == f.nsegs { f.last_payload } else { cfg.mss };
-            let p = segment_packet(cfg, f, PktKind::Data, slot, gen, s, payload, ctx.now);
-            let mut p = p;
-            p.ect = cfg.ecn || matches!(cfg.cc, super::CongestionControl::Dctcp { .. });
+            let p = data_packet(cfg, f, slot, gen, s, ctx.now);
             let src = f.src;
             ctx.send(src, p);
         }

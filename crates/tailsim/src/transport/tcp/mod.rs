@@ -614,7 +614,7 @@ impl Tcp {
         f.timeouts += 1;
         f.consecutive_timeouts += 1;
         // The notice list holds packets notified "since the last timeout" (§6.5.4).
-        fastlane::on_timeout(f);
+        f.fl.clear();
         if cfg.probe_after.is_some_and(|n| f.consecutive_timeouts > n) {
             // Probe mode: no data until an ACK shows the path is usable again; one 1-byte probe per RTO.
             f.probing = true;
@@ -670,9 +670,7 @@ impl Tcp {
                 None => break,
             };
             f.pipe += 1;
-            let payload = if seg + 1 == f.nsegs { f.last_payload } else { cfg.mss };
-            let mut p = segment_packet(cfg, f, PktKind::Data, slot, gen, seg, payload, ctx.now);
-            p.ect = cfg.ecn || matches!(cfg.cc, CongestionControl::Dctcp { .. });
+            let p = data_packet(cfg, f, slot, gen, seg, ctx.now);
             let src = f.src;
             ctx.send(src, p);
         }
@@ -681,6 +679,14 @@ impl Tcp {
             f.rto_timer.set(ctx, at, slot, gen, TimerKind::Retransmit);
         }
     }
+}
+
+/// Data segment `seg` of flow `f` (new or resent): its payload, and ECN-capable when the sender reacts to ECN.
+fn data_packet(cfg: &TcpConfig, f: &Flow, slot: FlowSlot, gen: u32, seg: u32, now: Time) -> Packet {
+    let payload = if seg + 1 == f.nsegs { f.last_payload } else { cfg.mss };
+    let mut p = segment_packet(cfg, f, PktKind::Data, slot, gen, seg, payload, now);
+    p.ect = cfg.ecn || matches!(cfg.cc, CongestionControl::Dctcp { .. });
+    p
 }
 
 /// A sender packet for segment `seg` (data, or a 1-byte probe) carrying `payload` bytes.
