@@ -24,7 +24,6 @@ testbed ±20 points, ×/÷ 2); a miss is reported and explained in docs/fastlane
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 from collections.abc import Sequence
@@ -35,7 +34,7 @@ from typing import Optional
 import pandas as pd
 
 from . import plots
-from .reproduce_detail import _targets_md
+from .reproduce_detail import _merge, _targets_md
 from .result import Result
 from .sweep import sweep
 
@@ -70,7 +69,8 @@ SCATTER = {"routing": {"load_balance": "spray"}, "transport": {"fast_retransmit"
 
 SCHEMES: dict[str, dict] = {
     "TCP": TCP,
-    "TCP-noCoDel": {**TCP, "codel": None, "transport": dict(TCP["transport"], ecn=False)},
+    # Without the [codel] table (a None value would be refused) and without ECN.
+    "TCP-noCoDel": {"topology": TCP["topology"], "transport": dict(TCP["transport"], ecn=False)},
     "FL-FH": {**TCP, "fastlane": {}},
     "FL-PS": {**TCP, "fastlane": {}, **SCATTER, "transport": dict(TCP["transport"], **SCATTER["transport"])},
     "pFabric": PFABRIC,
@@ -102,18 +102,6 @@ SCALES = {
 }
 TIME_TOL, POINTS_TOL = 1.5, 10.0
 TESTBED_TIME_TOL, TESTBED_POINTS_TOL = 2.0, 20.0
-
-
-def _merge(a: dict, b: dict) -> dict:
-    out = copy.deepcopy(a)
-    for k, v in b.items():
-        if v is None:
-            out.pop(k, None)
-        elif isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = _merge(out[k], v)
-        else:
-            out[k] = copy.deepcopy(v)
-    return out
 
 
 def rates(util: float, short: float, fabric: str = "fastlane-128", mean_short: float = MEAN_TOTAL) -> tuple:

@@ -8,6 +8,7 @@ import json
 import pandas as pd
 import pytest
 
+import tailsim
 from tailsim import reproduce_fastlane
 
 
@@ -54,6 +55,16 @@ def test_rates_put_the_stated_load_on_the_core():
     per_client = 0.6 * 32 * 10e9 / 8 / (128 * 96 / 127)
     assert short * 96_000 == pytest.approx(per_client / 2)
     assert long * 1e6 == pytest.approx(per_client / 2)
+
+
+def test_every_scheme_and_fabric_gives_a_valid_experiment():
+    # The full scale's configurations too, which CI does not run: each must load.
+    for scheme in reproduce_fastlane.SCHEMES:
+        tailsim.check(reproduce_fastlane.config(scheme, 0.2, 0.1, 1))
+    for scheme in ("TCP", "FL-FH"):
+        tailsim.check(reproduce_fastlane.config(scheme, 0.8, 0.1, 1, fabric="fastlane-16"))
+    for scale in (0.25, 2.0):
+        tailsim.check(reproduce_fastlane.config("FL-FH", 0.6, 0.5, 1, extra={"fastlane": {"cap_scale": scale}}))
 
 
 def test_unknown_parts_are_refused():
