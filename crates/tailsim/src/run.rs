@@ -257,6 +257,8 @@ impl Experiment {
                 let total = w.net.hosts.iter().fold(crate::net::HostSink::default(), |a, h| crate::net::HostSink {
                     notices: a.notices + h.sink.notices,
                     telemetry: a.telemetry + h.sink.telemetry,
+                    raw: a.raw + h.sink.raw,
+                    raw_bytes: a.raw_bytes + h.sink.raw_bytes,
                 });
                 (total != crate::net::HostSink::default()).then_some(total)
             },
@@ -357,6 +359,9 @@ impl Experiment {
                     write_parquet(&dir.join("retrievals.parquet"), "retrievals", &self.retrieval_columns())?;
                     write_parquet(&dir.join("workflows.parquet"), "workflows", &self.workflow_columns())?;
                 }
+                for (name, cols) in self.world.net.mechanism_tables() {
+                    write_parquet(&dir.join(format!("{name}.parquet")), name, &cols)?;
+                }
             }
             OutputFormat::Csv => {
                 write_csv(&dir.join("flows.csv"), &self.flow_columns())?;
@@ -367,6 +372,9 @@ impl Experiment {
                 if !self.world.jobs.workflows.is_empty() {
                     write_csv(&dir.join("retrievals.csv"), &self.retrieval_columns())?;
                     write_csv(&dir.join("workflows.csv"), &self.workflow_columns())?;
+                }
+                for (name, cols) in self.world.net.mechanism_tables() {
+                    write_csv(&dir.join(format!("{name}.csv")), &cols)?;
                 }
             }
         }

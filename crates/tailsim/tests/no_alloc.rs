@@ -35,6 +35,49 @@ fn steady_state_moves_packets_without_allocating() {
     // FastLane: drops at 60 KB ports become notices through the notification queues, and TCP senders
     // resend from their notice lists (Algorithm 1), under CoDel marking.
     steady_state("ecmp", "[fastlane]\n[codel]\n");
+    burstradar_steady_state();
+}
+
+/// BurstRadar on its testbed under raw bursts: marks, ring writes, couriers cloned through the mirror port.
+/// The exported-records table grows geometrically (a few reallocations per window); a per-mark allocation
+/// would cost one per courier.
+fn burstradar_steady_state() {
+    let sizes = "packet_sizes = [[200, 0.3], [576, 0.6], [1000, 0.8], [1500, 1.0]]";
+    let toml = format!(
+        r#"
+[topology]
+preset = "burstradar-testbed"
+[[workload]]
+kind = "cbr"
+src = 0
+dst = 2
+line_rate = "1Gbps"
+{sizes}
+until = "40ms"
+[[workload]]
+kind = "cbr"
+src = 1
+dst = 2
+line_rate = "25Gbps"
+{sizes}
+on = [[4, 0.0], [40, 1.0]]
+off = [[200, 0.0], [1000, 1.0]]
+until = "40ms"
+"#
+    );
+    let dir = std::env::temp_dir();
+    let mut e = tailsim::load_str(&toml, "t.toml", &dir, &[]).unwrap();
+    use tailsim::sim::StopAt;
+    use tailsim::units::Time;
+    e.world.run(StopAt { time: Some(Time::ms(10)), max_events: None }, &mut |_| true);
+    let copies0 = e.world.pk.made[2];
+    let before = ALLOCS.load(Ordering::Relaxed);
+    e.world.run(StopAt { time: Some(Time::ms(30)), max_events: None }, &mut |_| true);
+    let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+    let couriers = e.world.pk.made[2] - copies0;
+    assert!(couriers > 2_000, "BurstRadar must be marking in the window: {couriers}");
+    assert!(allocs * 500 <= couriers, "{allocs} allocations for {couriers} couriers");
+    e.world.check_conservation().unwrap();
 }
 
 fn steady_state(lb: &str, extra: &str) {

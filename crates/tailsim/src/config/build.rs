@@ -106,10 +106,14 @@ fn topology(c: &Ctx, t: &TopologyCfg, switch_delay: Option<Time>) -> R<TopologyS
             "core_rate",
         ],
         "htsim" | "file" => &["path"],
+        "star" => &["host_rates", "delay"],
         _ => &[],
     };
     if !allowed.is_empty() {
         only_applicable(c, "topology", &kind, &set, allowed)?;
+    }
+    if t.host_rates.is_some() && kind != "star" {
+        return Err(c.err("topology.host_rates", format!("does not apply to kind \"{kind}\" (only to \"star\")")));
     }
     let sd = switch_delay.unwrap_or(Time::ZERO);
     let positive = |v: u32, key: &str| if v == 0 { Err(c.err(key, "must be at least 1")) } else { Ok(v) };
@@ -190,13 +194,30 @@ fn topology(c: &Ctx, t: &TopologyCfg, switch_delay: Option<Time>) -> R<TopologyS
             .spec()
             .map_err(|m| c.err("topology.path", m))
         }
+        "star" => {
+            let rates = c.need(&t.host_rates, "topology.host_rates", "a list of host link rates (2 or more)")?;
+            if rates.len() < 2 {
+                return Err(c.err("topology.host_rates", "a star needs at least two hosts"));
+            }
+            let mut spec = TopologySpec { hosts: rates.len() as u32, ..Default::default() };
+            spec.switches.push(SwitchSpec { name: "sw".into(), delay: sd });
+            let sw = crate::units::NodeId(spec.hosts);
+            let delay = t.delay.map_or(Time::ZERO, |d| d.0);
+            for (h, r) in rates.iter().enumerate() {
+                if r.0 .0 == 0 {
+                    return Err(c.err(&format!("topology.host_rates[{h}]"), "must be positive"));
+                }
+                spec.links.push(LinkSpec { a: crate::units::NodeId(h as u32), b: sw, rate: r.0, delay });
+            }
+            Ok(spec)
+        }
         "file" => {
             let p = c.need(&t.path, "topology.path", "the path of a topology file")?;
             topology_file(&c.path(&p), sd).map_err(|m| c.err("topology.path", m))
         }
         other => Err(c.err(
             "topology.kind",
-            format!("unknown kind \"{other}\"; expected \"leaf-spine\", \"fat-tree\", \"htsim\" or \"file\""),
+            format!("unknown kind \"{other}\"; expected \"leaf-spine\", \"fat-tree\", \"star\", \"htsim\" or \"file\""),
         )),
     }
 }
@@ -548,6 +569,19 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         .enumerate()
         .map(|(i, w)| super::workload::generator(&c, w, i, cfg.seed, hosts, host_rate, fr))
         .collect::<R<Vec<_>>>()?;
+    let cbr = cfg
+        .workload
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| w.kind.as_deref() == Some("cbr"))
+        .map(|(i, w)| super::workload::cbr_source(&c, w, i, hosts, fr))
+        .collect::<R<Vec<_>>>()?;
+    if !cbr.is_empty() {
+        if cfg.transport.kind.as_deref() == Some("ideal") {
+            return Err(c.err("transport.kind", "the flow-level Ideal has no packets: drop the cbr workloads"));
+        }
+        net.install(crate::net::mech::Mech::Cbr(crate::traffic::cbr::Cbr::new(cbr, cfg.seed)), []);
+    }
     if cfg.transport.kind.as_deref() == Some("ideal") {
         if let Some(i) = generators.iter().position(|g| matches!(g, Generator::Jobs(_) | Generator::Background(_))) {
             return Err(c.err(

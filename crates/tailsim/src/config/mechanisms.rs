@@ -2,15 +2,17 @@
 //! itself on the ports it covers (net/mech/). A new mechanism adds its keys to `schema.rs` and a block here.
 
 use super::build::{Ctx, R};
+use super::schema::BurstRadarCfg;
 use super::schema::ExperimentConfig;
 use crate::net::mech::adaptive_lb::{AdaptiveLb, Rule};
+use crate::net::mech::burstradar::{BurstRadar, BurstRadarParams, RECORD_BYTES};
 use crate::net::mech::cioq::{Cioq, CioqParams};
 use crate::net::mech::fastlane::{FastLane, FastLaneParams, NOTICE_BYTES};
 use crate::net::mech::pfc::{Pfc, PfcParams};
 use crate::net::mech::{bounce::BounceDrop, Mech};
 use crate::net::queue::CLASSES;
 use crate::net::Network;
-use crate::units::Time;
+use crate::units::{NodeId, Time};
 
 pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, net: &mut Network) -> R<()> {
     if let Some(d) = cfg.routing.reroute {
@@ -169,7 +171,94 @@ pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, net: &mut Network) -> R<(
         let n = net.ports.len();
         net.install(Mech::FastLane(FastLane::new(prm, n)), ports);
     }
+    // Last: its admit hook counts arrivals that the port's own buffer then decides on.
+    if let Some(b) = &cfg.burstradar {
+        let prm = burstradar_params(c, cfg, b, net)?;
+        let ports: Vec<_> = prm.ports.iter().copied().chain([prm.mirror]).collect();
+        let rates: Vec<u64> = net.ports.iter().map(|p| p.rate.0).collect();
+        net.install(Mech::BurstRadar(BurstRadar::new(prm, &rates)), ports);
+    }
     Ok(())
+}
+
+/// BurstRadar's switch (the monitoring host's), mirror port and watched ports, and its parameters checked.
+fn burstradar_params(c: &Ctx, cfg: &ExperimentConfig, b: &BurstRadarCfg, net: &Network) -> R<BurstRadarParams> {
+    let hosts = net.n_hosts() as u32;
+    let monitor =
+        c.need(&b.monitor, "burstradar.monitor", "the monitoring host's number (its link is the mirror port)")?;
+    if monitor >= hosts {
+        return Err(c.err("burstradar.monitor", format!("host {monitor} does not exist (the topology has {hosts})")));
+    }
+    let monitor = NodeId(monitor);
+    let sw = net.ports[net.hosts[monitor.idx()].nic.idx()].peer;
+    let sw_ports = &net.switches[sw.idx() - hosts as usize].ports;
+    let mirror = *sw_ports.iter().find(|p| net.ports[p.idx()].peer == monitor).expect("the monitor's link");
+    let ports = match &b.watch {
+        None => sw_ports.iter().copied().filter(|&p| p != mirror).collect(),
+        Some(list) => {
+            let mut v = Vec::new();
+            for (i, &h) in list.iter().enumerate() {
+                let key = format!("burstradar.watch[{i}]");
+                if h == monitor.0 {
+                    return Err(c.err(&key, "the mirror port (the monitor's link) cannot itself be watched"));
+                }
+                match sw_ports.iter().find(|p| net.ports[p.idx()].peer == NodeId(h)) {
+                    Some(&p) if !v.contains(&p) => v.push(p),
+                    Some(_) => return Err(c.err(&key, format!("host {h} is listed twice"))),
+                    None => {
+                        return Err(c.err(
+                            &key,
+                            format!("host {h} is not linked to the monitor's switch; watched ports are that switch's"),
+                        ))
+                    }
+                }
+            }
+            v
+        }
+    };
+    if ports.is_empty() {
+        return Err(c.err("burstradar.watch", "no port to watch"));
+    }
+    let threshold = c.need(&b.threshold, "burstradar.threshold", "a queueing delay such as \"1.25us\"")?.0;
+    if threshold == Time::ZERO {
+        return Err(c.err("burstradar.threshold", "must be positive (at 0 every packet is marked: that is INT)"));
+    }
+    let cell = b.cell.map_or(160, |s| s.0);
+    if cell == 0 || cell > 65535 {
+        return Err(c.err("burstradar.cell", format!("a cell size from 1 to 65535 bytes, found {cell}")));
+    }
+    let ring = b.ring.unwrap_or(1024);
+    if ring == 0 || ring > 1 << 24 {
+        return Err(c.err("burstradar.ring", format!("from 1 to 16777216 entries, found {ring}")));
+    }
+    let courier = b.courier.map_or(64 + RECORD_BYTES as u64, |s| s.0);
+    if courier < RECORD_BYTES as u64 || courier > 65535 {
+        return Err(c.err("burstradar.courier", format!("from {RECORD_BYTES} to 65535 bytes, found {courier}")));
+    }
+    let conflicts = [
+        ("pfc", cfg.pfc.is_some()),
+        ("fastlane", cfg.fastlane.is_some()),
+        ("switch.architecture = \"cioq\"", cfg.switch.architecture.as_deref() == Some("cioq")),
+        ("switch.queue = \"pfabric\"", cfg.switch.queue.as_deref() == Some("pfabric")),
+    ];
+    if let Some((what, _)) = conflicts.iter().find(|x| x.1) {
+        return Err(c.err(
+            "burstradar",
+            format!(
+                "BurstRadar watches FIFO queues of output-queued switches whose buffer alone admits; not with {what}"
+            ),
+        ));
+    }
+    Ok(BurstRadarParams {
+        threshold,
+        cell: cell as u32,
+        ring: ring as usize,
+        clone_delay: b.clone_delay.map_or(Time::ns(270), |d| d.0),
+        courier_bytes: courier as u32,
+        mirror,
+        monitor,
+        ports,
+    })
 }
 
 /// FastLane's caps, checked: a bandwidth in (0, 1] of each link, a buffer of at least one notice, on lossy

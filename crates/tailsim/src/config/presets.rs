@@ -2,7 +2,8 @@
 
 use toml::Table;
 
-pub const NAMES: &[&str] = &["pfabric-144", "homa-144", "detail-128", "detail-16", "fastlane-128", "fastlane-16"];
+pub const NAMES: &[&str] =
+    &["pfabric-144", "homa-144", "detail-128", "detail-16", "fastlane-128", "fastlane-16", "burstradar-testbed"];
 
 /// pFabric's baseline fabric (shared/notes/seed-002-pfabric.md §3.1): 9 leaves × 16 hosts, 4 spines,
 /// 10/40 Gbps. The 2.5 µs per-traversal host delay is folded into the edge links' 0.2 µs propagation, as the
@@ -180,6 +181,32 @@ buffer = "64KiB"
     frames_1530!()
 );
 
+/// BurstRadar's testbed (Joshi thesis §3.3, Fig. 3.4): one switch; h0 the background sender (10G), h1 the
+/// burster (25G), h2 the receiver behind the 10 Gbps test link, h3 the monitoring server on the mirror port.
+/// RTT ≈ 25 µs: 6 µs per link each way plus serialization. A Tofino's buffer is shared and large (tens of
+/// MB): 16 MB per port never drops here. Ethernet framing: 20 B of preamble and gap per frame on the wire.
+/// `[burstradar]` watches the test link at 5 % of the RTT (1.25 µs = 1562.5 B at 10 Gbps) with 160 B cells.
+const BURSTRADAR_TESTBED: &str = r#"
+[topology]
+kind = "star"
+host_rates = ["10Gbps", "25Gbps", "10Gbps", "10Gbps"]
+delay = "6us"
+
+[host]
+nic_buffer = "unlimited"
+
+[switch]
+buffer = "16MB"
+
+[packet]
+wire_overhead = 20
+
+[burstradar]
+monitor = 3
+watch = [2]
+threshold = "1.25us"
+"#;
+
 pub fn table(name: &str) -> Option<Table> {
     let text = match name {
         "pfabric-144" => PFABRIC_144,
@@ -188,6 +215,7 @@ pub fn table(name: &str) -> Option<Table> {
         "detail-16" => DETAIL_16,
         "fastlane-128" => FASTLANE_128,
         "fastlane-16" => FASTLANE_16,
+        "burstradar-testbed" => BURSTRADAR_TESTBED,
         _ => return None,
     };
     Some(text.parse().expect("built-in preset is valid TOML"))

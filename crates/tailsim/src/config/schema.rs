@@ -35,6 +35,8 @@ pub struct ExperimentConfig {
     pub fastlane: Option<FastLaneCfg>,
     /// CoDel ECN marking at every switch port (net/mech/codel.rs).
     pub codel: Option<CodelCfg>,
+    /// BurstRadar's microburst telemetry at one switch (net/mech/burstradar.rs).
+    pub burstradar: Option<BurstRadarCfg>,
     #[serde(default)]
     pub output: OutputCfg,
 }
@@ -48,8 +50,10 @@ fn default_seed() -> u64 {
 pub struct TopologyCfg {
     /// A named fabric: "pfabric-144", "homa-144", "detail-128", "detail-16", "fastlane-128", "fastlane-16".
     pub preset: Option<String>,
-    /// "leaf-spine", "fat-tree", "htsim" (a .topo file), "file" (a TOML link list).
+    /// "leaf-spine", "fat-tree", "star" (one switch), "htsim" (a .topo file), "file" (a TOML link list).
     pub kind: Option<String>,
+    /// Star: each host's link rate (the list's length is the number of hosts).
+    pub host_rates: Option<Vec<Rate>>,
     /// Links left out of the built fabric (each a pair of ends); routes are computed without them.
     pub remove_links: Option<Vec<[String; 2]>>,
     pub leaves: Option<u32>,
@@ -312,6 +316,15 @@ pub struct WorkloadCfg {
     /// Strict-priority class (0–7) of every data packet and ACK of this workload's flows, instead of the
     /// transport's `class` / `class_thresholds` (a QJUMP level per application, as on the testbed).
     pub class: Option<u8>,
+    /// cbr: the sending host.
+    pub src: Option<u32>,
+    /// cbr: the sending rate during on-periods.
+    pub line_rate: Option<Rate>,
+    /// cbr: packet sizes, [[bytes, cumulative probability], …] (an empirical CDF).
+    pub packet_sizes: Option<Vec<(f64, f64)>>,
+    /// cbr: on- and off-period lengths: a duration, or [[µs, cumulative probability], …] (piecewise linear).
+    pub on: Option<toml::Value>,
+    pub off: Option<toml::Value>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -364,6 +377,26 @@ pub struct CodelCfg {
     pub target: Option<Duration>,
     /// Time the sojourn must stay above target before marking starts (default 1 ms).
     pub interval: Option<Duration>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct BurstRadarCfg {
+    /// The monitoring host: its link is the mirror port of the switch it hangs off, whose ports are watched.
+    pub monitor: Option<u32>,
+    /// Queueing delay that makes a microburst (the thesis's latency-increase threshold, e.g. 5 % of a 25 µs
+    /// RTT = "1.25us"); each port converts it to bytes at its rate.
+    pub threshold: Option<Duration>,
+    /// Watched ports, named by the host at their far end (default: every port of the switch but the mirror).
+    pub watch: Option<Vec<u32>>,
+    /// Buffer cell size that queue depths are counted in (default 160 B; 1 B: exact bytes).
+    pub cell: Option<Size>,
+    /// Ring buffer entries (default 1024).
+    pub ring: Option<u64>,
+    /// From a mark until its courier joins the mirror queue (default 270 ns).
+    pub clone_delay: Option<Duration>,
+    /// A courier's size (default 93 B: a truncated 64 B packet and a 29 B record).
+    pub courier: Option<Size>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]

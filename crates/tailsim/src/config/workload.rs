@@ -5,7 +5,7 @@ use super::schema::WorkloadCfg;
 use crate::engine::Rng;
 use crate::metrics::Framing;
 use crate::traffic::{Deadlines, Generator, Pattern, Sizes};
-use crate::units::{BitsPerSec, Time};
+use crate::units::{BitsPerSec, NodeId, Time};
 use std::sync::Arc;
 use tailsim_workload::{CdfOptions, Interp, SizeCdf};
 
@@ -101,8 +101,8 @@ fn deadlines(c: &Ctx, w: &WorkloadCfg, key: &str, seed: u64, i: usize) -> R<Opti
     }))
 }
 
-const KINDS: &str =
-    "\"poisson\", \"incast\", \"permutation\", \"trace\", \"retrieval\", \"workflow\" or \"background\"";
+const KINDS: &str = "\"poisson\", \"incast\", \"permutation\", \"trace\", \"retrieval\", \"workflow\", \"background\" \
+                     or \"cbr\"";
 
 /// The keys of `kind = "retrieval"`; a workflow adds its shape's.
 const REQUEST_RESPONSE_KEYS: &[&str] = &[
@@ -161,6 +161,11 @@ pub(super) fn generator(
         ("parts", w.parts.is_some()),
         ("fanout", w.fanout.is_some()),
         ("per_source", w.per_source.is_some()),
+        ("src", w.src.is_some()),
+        ("line_rate", w.line_rate.is_some()),
+        ("packet_sizes", w.packet_sizes.is_some()),
+        ("on", w.on.is_some()),
+        ("off", w.off.is_some()),
     ];
     let workflow_keys: Vec<&str> = REQUEST_RESPONSE_KEYS.iter().copied().chain(["shape", "parts", "fanout"]).collect();
     let allowed: &[&str] = match kind.as_str() {
@@ -189,6 +194,7 @@ pub(super) fn generator(
         "background" => {
             &["sizes", "cdf", "cdf_interp", "cdf_unit_bytes", "size", "sources", "destinations", "per_source", "start"]
         }
+        "cbr" => &["src", "dst", "line_rate", "size", "packet_sizes", "on", "off", "start", "until"],
         _ => &[],
     };
     if !allowed.is_empty() {
@@ -311,6 +317,106 @@ pub(super) fn generator(
         }
         "retrieval" | "workflow" => super::jobs::workflows(c, w, &key, &kind, i, seed, hosts, sizes(c, w, &key)?),
         "background" => super::jobs::background(c, w, &key, i, seed, hosts, sizes(c, w, &key)?),
+        // Raw packets, sent by the `Cbr` mechanism (`cbr_source`); no flows to generate.
+        "cbr" => Ok(Generator::List { flows: Vec::new(), next: 0 }),
         o => Err(c.err(&k("kind"), format!("unknown kind \"{o}\"; expected {KINDS}"))),
     }
+}
+
+/// A `kind = "cbr"` workload: a constant-bit-rate source of raw packets (traffic/cbr.rs).
+pub(super) fn cbr_source(
+    c: &Ctx,
+    w: &WorkloadCfg,
+    i: usize,
+    hosts: u32,
+    fr: Framing,
+) -> R<crate::traffic::cbr::CbrSource> {
+    use crate::traffic::cbr::{CbrSource, Dist};
+    let key = format!("workload[{i}]");
+    let k = |f: &str| format!("{key}.{f}");
+    let host = |v: Option<u32>, f: &str| -> R<NodeId> {
+        let h = c.need(&v, &k(f), "a host number")?;
+        if h >= hosts {
+            return Err(c.err(&k(f), format!("host {h} does not exist (the topology has {hosts})")));
+        }
+        Ok(NodeId(h))
+    };
+    let (src, dst) = (host(w.src, "src")?, host(w.dst, "dst")?);
+    if src == dst {
+        return Err(c.err(&k("dst"), "a source cannot send to itself"));
+    }
+    let rate = c.need(&w.line_rate, &k("line_rate"), "the sending rate, e.g. \"25Gbps\"")?.0;
+    if rate.0 == 0 {
+        return Err(c.err(&k("line_rate"), "must be positive"));
+    }
+    let until = c.need(&w.until, &k("until"), "when the source stops, e.g. \"10ms\"")?.0;
+    let cdf = |pts: &[(f64, f64)], f: &str, what: &str| -> R<Vec<(f64, f64)>> {
+        let ok = !pts.is_empty()
+            && pts.iter().all(|p| p.0 >= 0.0 && p.0.is_finite() && p.1 >= 0.0 && p.1 <= 1.0)
+            && pts.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1)
+            && (pts.last().unwrap().1 - 1.0).abs() < 1e-9;
+        if !ok {
+            return Err(c.err(
+                &k(f),
+                format!(
+                    "expected [[{what}, cumulative probability], …] with increasing values and probabilities in \
+                     [0, 1], the last 1"
+                ),
+            ));
+        }
+        Ok(pts.to_vec())
+    };
+    let sizes = match (&w.size, &w.packet_sizes) {
+        (Some(_), Some(_)) => return Err(c.err(&k("packet_sizes"), "give `size` or `packet_sizes`, not both")),
+        (Some(s), None) => Dist::Fixed(s.0 as f64),
+        (None, Some(p)) => Dist::Steps(cdf(p, "packet_sizes", "bytes")?),
+        (None, None) => {
+            return Err(c.err(&key, "missing: give `size` (bytes per packet) or `packet_sizes` (a CDF)"));
+        }
+    };
+    let max = match &sizes {
+        Dist::Fixed(v) => *v,
+        Dist::Steps(p) | Dist::Linear(p) => p.last().unwrap().0,
+    };
+    if !(1.0..=65535.0).contains(&max) || matches!(sizes, Dist::Fixed(v) if v < 1.0) {
+        return Err(c.err(&k("size"), format!("packet sizes must be 1 to 65535 bytes, found {max}")));
+    }
+    let period = |v: &Option<toml::Value>, f: &str| -> R<Option<Dist>> {
+        let Some(v) = v else { return Ok(None) };
+        match v {
+            toml::Value::String(_) => {
+                let d: super::units::Duration = v.clone().try_into().map_err(|e: toml::de::Error| {
+                    c.err(&k(f), format!("{}; expected a duration or [[µs, probability], …]", e.message()))
+                })?;
+                if d.0 == Time::ZERO {
+                    return Err(c.err(&k(f), "must be positive"));
+                }
+                Ok(Some(Dist::Fixed(d.0 .0 as f64)))
+            }
+            toml::Value::Array(_) => {
+                let pts: Vec<(f64, f64)> = v.clone().try_into().map_err(|_| {
+                    c.err(&k(f), "expected a duration such as \"100us\" or [[µs, cumulative probability], …]")
+                })?;
+                let pts = cdf(&pts, f, "µs")?;
+                Ok(Some(Dist::Linear(pts.iter().map(|&(us, p)| (us * 1e6, p)).collect())))
+            }
+            _ => Err(c.err(&k(f), "expected a duration such as \"100us\" or [[µs, cumulative probability], …]")),
+        }
+    };
+    let (on, off) = (period(&w.on, "on")?, period(&w.off, "off")?);
+    if on.is_some() != off.is_some() {
+        return Err(c.err(&key, "give both `on` and `off` (an on/off source), or neither (always on)"));
+    }
+    Ok(CbrSource {
+        src,
+        dst,
+        rate,
+        sizes,
+        on,
+        off,
+        start: w.start.map_or(Time::ZERO, |d| d.0),
+        until,
+        class: w.class.unwrap_or(0),
+        wire_overhead: fr.wire_overhead as u32,
+    })
 }

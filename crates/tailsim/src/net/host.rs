@@ -35,6 +35,9 @@ pub struct HostSink {
     pub notices: u64,
     /// Telemetry packets (couriers, monitoring records).
     pub telemetry: u64,
+    /// Raw packets of constant-bit-rate sources, and their wire bytes.
+    pub raw: u64,
+    pub raw_bytes: u64,
 }
 
 impl Network {

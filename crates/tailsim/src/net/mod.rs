@@ -136,6 +136,21 @@ impl Network {
         None
     }
 
+    /// Let every mechanism set its first timers (a traffic source's first packet), before the run starts.
+    pub fn start_mechanisms(&mut self, ev: &mut EventQueue, pk: &mut Packets) {
+        let hosts = self.hosts.len();
+        for (i, m) in self.mechs.iter_mut().enumerate() {
+            let mut c =
+                HookCtx { now: Time::ZERO, ev, pk, ports: &self.ports, out: &mut self.out, hosts, mech: i as u8 };
+            m.start(&mut c);
+        }
+    }
+
+    /// Tables the mechanisms keep (name, columns), for the run's results directory.
+    pub fn mechanism_tables(&self) -> Vec<(&'static str, Vec<crate::metrics::output::Column>)> {
+        self.mechs.iter().filter_map(|m| m.table()).collect()
+    }
+
     /// A mechanism's timer fired.
     pub fn on_mech_timer(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, mech: u8, key: u32) {
         let hosts = self.hosts.len();

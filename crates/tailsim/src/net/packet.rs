@@ -35,11 +35,14 @@ pub enum PktKind {
     Frame,
     /// Telemetry (a courier, a monitoring record): routed to `dst`, counted by the host's sink there.
     Telemetry,
+    /// A raw packet of a constant-bit-rate source (`traffic/cbr.rs`): no transport, routed to `dst`, counted
+    /// by the host's sink there.
+    Raw,
 }
 
 impl PktKind {
     /// Every kind, in the order of [`PktKind::code`].
-    const ALL: [PktKind; 13] = [
+    const ALL: [PktKind; 14] = [
         PktKind::Data,
         PktKind::Ack,
         PktKind::Probe,
@@ -53,6 +56,7 @@ impl PktKind {
         PktKind::Notice,
         PktKind::Frame,
         PktKind::Telemetry,
+        PktKind::Raw,
     ];
     /// A small number for the kind (what a notice carries about the packet it reports).
     #[inline]
@@ -62,10 +66,10 @@ impl PktKind {
     pub fn from_code(c: u8) -> Option<PktKind> {
         Self::ALL.get(c as usize).copied()
     }
-    /// A packet of the network itself rather than of a transport.
+    /// A packet of the network itself (or of a raw source) rather than of a transport.
     #[inline]
     pub fn is_network(self) -> bool {
-        matches!(self, PktKind::Notice | PktKind::Frame | PktKind::Telemetry)
+        matches!(self, PktKind::Notice | PktKind::Frame | PktKind::Telemetry | PktKind::Raw)
     }
     /// A frame that lives on one link and is never forwarded.
     #[inline]

@@ -114,6 +114,9 @@ impl World {
         for (i, f) in faults.iter().enumerate() {
             ev.schedule(f.at, Event::Fault(i as u32));
         }
+        let mut net = net;
+        let mut pk = Packets::default();
+        net.start_mechanisms(&mut ev, &mut pk);
         let inbound = Inbound::new(&net);
         let foreground_open = generators.iter().filter(|g| g.is_foreground() && g.next_time().is_some()).count() as u64;
         let has_background = generators.iter().any(|g| !g.is_foreground());
@@ -129,7 +132,7 @@ impl World {
             generators_left,
             now: Time::ZERO,
             ev,
-            pk: Packets::default(),
+            pk,
             net,
             transport,
             generators,
@@ -246,7 +249,14 @@ impl World {
             self.net.hosts[h.idx()].sink.notices += 1;
             self.with_transport(|tr, ctx| tr.on_notice(ctx, h, id));
         } else {
-            self.net.hosts[h.idx()].sink.telemetry += 1;
+            let p = self.pk.get(id);
+            let sink = &mut self.net.hosts[h.idx()].sink;
+            if p.kind == PktKind::Raw {
+                sink.raw += 1;
+                sink.raw_bytes += p.size as u64;
+            } else {
+                sink.telemetry += 1;
+            }
             self.pk.sink(id);
         }
     }

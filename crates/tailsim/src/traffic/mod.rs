@@ -8,6 +8,7 @@
 //! so `load` is the mean utilization of host uplinks by data packets (ACKs excluded), the definition used
 //! by pFabric's ns-2 scripts. The aggregate process over H hosts is Poisson with rate H · λ_host.
 
+pub mod cbr;
 pub mod jobs;
 
 use crate::engine::Rng;

@@ -8,6 +8,7 @@
 
 pub mod adaptive_lb;
 pub mod bounce;
+pub mod burstradar;
 pub mod cioq;
 pub mod codel;
 pub mod fastlane;
@@ -42,6 +43,8 @@ pub trait Hooks {
     }
     /// A packet was dropped at port `at` for `why`; it is freed after this returns.
     fn on_drop(&mut self, _c: &mut HookCtx, _at: PortId, _id: PktId, _why: DropReason) {}
+    /// The run is about to start: set first timers (a traffic source's first packet).
+    fn start(&mut self, _c: &mut HookCtx) {}
     /// A timer this mechanism set with `HookCtx::timer`.
     fn on_timer(&mut self, _c: &mut HookCtx, _key: u32) {}
     /// Every packet the mechanism holds (for the ledger).
@@ -49,6 +52,10 @@ pub trait Hooks {
     /// Its counters, for summary.json.
     fn summary(&self) -> serde_json::Value {
         serde_json::Value::Null
+    }
+    /// A table of its own for the results directory (`<name>.parquet`), e.g. telemetry records.
+    fn table(&self) -> Option<(&'static str, Vec<crate::metrics::output::Column>)> {
+        None
     }
 }
 
@@ -89,6 +96,12 @@ macro_rules! mechanisms {
             pub fn on_drop(&mut self, c: &mut HookCtx, at: PortId, id: PktId, why: DropReason) {
                 match self { $($(#[$m])* Mech::$variant(m) => m.on_drop(c, at, id, why),)* }
             }
+            pub fn start(&mut self, c: &mut HookCtx) {
+                match self { $($(#[$m])* Mech::$variant(m) => m.start(c),)* }
+            }
+            pub fn table(&self) -> Option<(&'static str, Vec<crate::metrics::output::Column>)> {
+                match self { $($(#[$m])* Mech::$variant(m) => m.table(),)* }
+            }
             pub fn on_timer(&mut self, c: &mut HookCtx, key: u32) {
                 match self { $($(#[$m])* Mech::$variant(m) => m.on_timer(c, key),)* }
             }
@@ -105,6 +118,8 @@ macro_rules! mechanisms {
 mechanisms! {
     AdaptiveLb(adaptive_lb::AdaptiveLb),
     BounceDrop(bounce::BounceDrop),
+    BurstRadar(burstradar::BurstRadar),
+    Cbr(crate::traffic::cbr::Cbr),
     Cioq(cioq::Cioq),
     Codel(codel::Codel),
     FastLane(fastlane::FastLane),
