@@ -201,4 +201,15 @@ fn bad_burstradar_and_cbr_input_is_named() {
     }
     let e = config_error("[topology]\nkind = \"star\"\nhost_rates = [\"10Gbps\"]\n[[workload]]\nkind = \"poisson\"");
     assert!(e.contains("topology.host_rates"), "{e}");
+    // A monitor wired straight to another host has no switch to watch.
+    let topo = temp_file("br-direct.toml", "hosts = 2\n[[link]]\na = \"h0\"\nb = \"h1\"\nrate = \"10Gbps\"\n");
+    let e = config_error(&format!(
+        "[topology]\nkind = \"file\"\npath = \"{}\"\n[burstradar]\nmonitor = 1\nthreshold = \"1us\"\n\
+         [[workload]]\nkind = \"cbr\"\nsrc = 0\ndst = 1\nline_rate = \"1Gbps\"\nsize = 100\nuntil = \"1ms\"",
+        topo.display()
+    ));
+    assert!(e.contains("burstradar.monitor") && e.contains("not to a switch"), "{e}");
+    // Sizes out of range name the key that was given.
+    let big = config_error(&base("", "").replace("size = 100", "packet_sizes = [[100, 0.5], [70000, 1.0]]"));
+    assert!(big.contains("workload[0].packet_sizes") && big.contains("1 to 65535"), "{big}");
 }

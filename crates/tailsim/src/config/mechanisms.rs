@@ -191,6 +191,9 @@ fn burstradar_params(c: &Ctx, cfg: &ExperimentConfig, b: &BurstRadarCfg, net: &N
     }
     let monitor = NodeId(monitor);
     let sw = net.ports[net.hosts[monitor.idx()].nic.idx()].peer;
+    if net.is_host(sw) {
+        return Err(c.err("burstradar.monitor", format!("host {} is linked to a host, not to a switch", monitor.0)));
+    }
     let sw_ports = &net.switches[sw.idx() - hosts as usize].ports;
     let mirror = *sw_ports.iter().find(|p| net.ports[p.idx()].peer == monitor).expect("the monitor's link");
     let ports = match &b.watch {

@@ -378,8 +378,9 @@ pub(super) fn cbr_source(
         Dist::Fixed(v) => *v,
         Dist::Steps(p) | Dist::Linear(p) => p.last().unwrap().0,
     };
-    if !(1.0..=65535.0).contains(&max) || matches!(sizes, Dist::Fixed(v) if v < 1.0) {
-        return Err(c.err(&k("size"), format!("packet sizes must be 1 to 65535 bytes, found {max}")));
+    if !(1.0..=65535.0).contains(&max) {
+        let key = if w.size.is_some() { "size" } else { "packet_sizes" };
+        return Err(c.err(&k(key), format!("packet sizes must be 1 to 65535 bytes, found {max}")));
     }
     let period = |v: &Option<toml::Value>, f: &str| -> R<Option<Dist>> {
         let Some(v) = v else { return Ok(None) };

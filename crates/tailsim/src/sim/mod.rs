@@ -91,7 +91,7 @@ pub struct World {
 
 impl World {
     pub fn new(
-        net: Network,
+        mut net: Network,
         transport: Transport,
         generators: Vec<Generator>,
         faults: Vec<Fault>,
@@ -114,7 +114,6 @@ impl World {
         for (i, f) in faults.iter().enumerate() {
             ev.schedule(f.at, Event::Fault(i as u32));
         }
-        let mut net = net;
         let mut pk = Packets::default();
         net.start_mechanisms(&mut ev, &mut pk);
         let inbound = Inbound::new(&net);

@@ -159,7 +159,7 @@ impl Hooks for Cbr {
         p.payload = size;
         p.class = s.class;
         p.seq = st.stats.packets as u32;
-        p.hash = (i as u32).wrapping_mul(0x9E37_79B1) ^ s.src.0 << 16 ^ s.dst.0;
+        p.hash = crate::transport::flow_hash(i as u64, s.src, s.dst);
         p.ts = c.now;
         st.stats.packets += 1;
         st.stats.bytes += size as u64;

@@ -29,8 +29,14 @@ pub struct FlowSpec {
 impl FlowSpec {
     /// The flow's hash for ECMP (the same for all its data packets).
     pub fn hash(&self) -> u32 {
-        (self.id as u32).wrapping_mul(0x9E37_79B1) ^ (self.src.0 << 16) ^ self.dst.0
+        flow_hash(self.id, self.src, self.dst)
     }
+}
+
+/// ECMP hash of a stream of packets numbered `id` between `src` and `dst` (a flow, a raw source).
+#[inline]
+pub fn flow_hash(id: u64, src: NodeId, dst: NodeId) -> u32 {
+    (id as u32).wrapping_mul(0x9E37_79B1) ^ (src.0 << 16) ^ dst.0
 }
 
 /// Packets of a message of `size` bytes with `full` payload bytes per packet (an empty message is one packet).

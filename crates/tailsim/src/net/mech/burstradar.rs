@@ -169,6 +169,11 @@ impl BurstRadar {
         size.div_ceil(self.prm.cell) as u64
     }
 
+    /// The queue of class `class` at the watched port in slot `k`.
+    fn queue(&mut self, k: usize, class: u8) -> &mut Queue {
+        &mut self.queues[k * CLASSES + (class as usize).min(CLASSES - 1)]
+    }
+
     fn write_record(&mut self, r: Record) {
         let n = self.ring.len() as u64;
         self.ring[(self.write % n) as usize] = r;
@@ -192,10 +197,10 @@ impl Hooks for BurstRadar {
             return Admit::Queue;
         }
         let p = c.packet(id);
-        let (size, class) = (p.size, p.class as usize);
+        let (size, class) = (p.size, p.class);
         let cells = self.cells(size);
         let thr = self.threshold[at.idx()];
-        let q = &mut self.queues[k * CLASSES + class.min(CLASSES - 1)];
+        let q = self.queue(k, class);
         q.waiting.push_back((id, q.cells, c.now));
         q.cells += cells;
         q.bytes += size as u64;
@@ -212,9 +217,9 @@ impl Hooks for BurstRadar {
             return;
         }
         let p = c.packet(id);
-        let (size, class) = (p.size, p.class as usize);
+        let (size, class) = (p.size, p.class);
         let cells = self.cells(size);
-        let q = &mut self.queues[k * CLASSES + class.min(CLASSES - 1)];
+        let q = self.queue(k, class);
         if q.waiting.back().is_some_and(|w| w.0 == id) {
             q.waiting.pop_back();
             q.cells -= cells;
@@ -245,8 +250,7 @@ impl Hooks for BurstRadar {
         let cells = self.cells(p.size);
         let thr = self.threshold[at.idx()] as i64;
         let cell = self.prm.cell as i64;
-        let class = (p.class as usize).min(CLASSES - 1);
-        let q = &mut self.queues[k * CLASSES + class];
+        let q = self.queue(k, p.class);
         let Some((wid, enq_cells, enq_time)) = q.waiting.pop_front() else {
             debug_assert!(false, "a packet left a watched queue it never entered");
             return;
@@ -277,7 +281,7 @@ impl Hooks for BurstRadar {
         }
         self.write_record(Record {
             port: at.0,
-            class: class as u8,
+            class: p.class.min(CLASSES as u8 - 1),
             src: p.src.0,
             dst: p.dst.0,
             kind: p.kind.code(),
