@@ -165,6 +165,16 @@ fn couriers_reach_the_monitor_and_the_table_holds_their_records() {
 }
 
 #[test]
+fn the_example_runs_and_matches_the_docs_measurement() {
+    // docs/burstradar.md's "large" row: the example's traffic for 200 ms.
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/burstradar-testbed.toml"))
+        .unwrap();
+    let (_, s) = run(&text);
+    let b = summary(&s);
+    assert_eq!((n(&b, "packets"), n(&b, "marked"), n(&b, "oracle")), (40_495, 19_545, 7_777), "{b}");
+}
+
+#[test]
 fn same_seed_same_telemetry() {
     let a = summary(&run(&testbed(MIXED, "", 10)).1);
     let b = summary(&run(&testbed(MIXED, "", 10)).1);
