@@ -12,6 +12,8 @@ See docs/python.md and docs/sweeps.md.
 from . import plots
 from ._core import ConfigError, SimulationError, __version__, builtin_cdfs
 from .builders import (
+    BurstRadar,
+    Cbr,
     Dctcp,
     Experiment,
     FatTree,
@@ -29,6 +31,7 @@ from .builders import (
     Poisson,
     Preset,
     Routing,
+    Star,
     Stop,
     Switch,
     Tcp,
@@ -75,6 +78,9 @@ __all__ = [
     "PFabric",
     "Ideal",
     "Homa",
+    "Star",
+    "Cbr",
+    "BurstRadar",
     "thresholds",
     "qjump_levels",
     "__version__",

@@ -43,6 +43,19 @@ class Preset:
 
 
 @dataclass
+class Star:
+    """One switch, each host on its own link (the BurstRadar testbed's shape)."""
+
+    host_rates: Sequence[str]
+    delay: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        d = _dict(self, {"kind": "star"})
+        d["host_rates"] = list(self.host_rates)
+        return d
+
+
+@dataclass
 class LeafSpine:
     leaves: int
     spines: int
@@ -271,6 +284,53 @@ class Trace:
 
 
 @dataclass
+class Cbr:
+    """Raw packets at ``line_rate`` from ``src`` to ``dst``, optionally in on/off periods; sizes fixed
+    (``size``) or from ``packet_sizes`` = [[bytes, cumulative probability], …]; ``on``/``off`` fixed durations or
+    [[µs, cumulative probability], …] interpolated linearly."""
+
+    src: int
+    dst: int
+    line_rate: str
+    until: str
+    size: Optional[Size] = None
+    packet_sizes: Optional[Sequence[Sequence[float]]] = None
+    on: Optional[Union[str, Sequence[Sequence[float]]]] = None
+    off: Optional[Union[str, Sequence[Sequence[float]]]] = None
+    start: Optional[str] = None
+    class_: Optional[int] = None  # the file's ``class``
+
+    def to_dict(self) -> dict:
+        d = _dict(self, {"kind": "cbr"})
+        if "class_" in d:
+            d["class"] = d.pop("class_")
+        for k in ("packet_sizes", "on", "off"):
+            if k in d and not isinstance(d[k], str):
+                d[k] = [list(p) for p in d[k]]
+        return d
+
+
+# --- switch mechanisms (each its own table; Experiment(mechanisms=[...])) ------------------------------
+@dataclass
+class BurstRadar:
+    """Microburst telemetry at the monitor's switch (docs/burstradar.md)."""
+
+    key = "burstradar"
+    monitor: Optional[int] = None
+    threshold: Optional[str] = None
+    watch: Optional[Sequence[int]] = None
+    cell: Optional[Size] = None
+    ring: Optional[int] = None
+    clone_delay: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        d = _dict(self)
+        if "watch" in d:
+            d["watch"] = list(d["watch"])
+        return d
+
+
+@dataclass
 class Fault:
     at: str
     link: Sequence[str]
@@ -316,6 +376,7 @@ class Experiment:
     routing: Optional[Routing] = None
     packet: Optional[PacketFormat] = None
     faults: list[Fault] = field(default_factory=list)
+    mechanisms: list[Any] = field(default_factory=list)  # e.g. [BurstRadar(threshold="1.25us")]
     stop: Optional[Stop] = None
     output: Optional[Output] = None
     name: Optional[str] = None
@@ -332,6 +393,10 @@ class Experiment:
             v = getattr(self, key)
             if v is not None:
                 d[key] = v.to_dict()
+        for m in self.mechanisms:
+            if m.key in d:
+                raise ValueError(f"mechanisms: [{m.key}] given twice")
+            d[m.key] = m.to_dict()
         d["workload"] = [w.to_dict() for w in self.workloads]
         if self.faults:
             d["fault"] = [f.to_dict() for f in self.faults]

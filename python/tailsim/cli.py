@@ -118,9 +118,9 @@ def _reproduce(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         prog="tailsim reproduce",
         description="Reproduce a paper's headline results (docs/pfabric.md, docs/homa.md, docs/qjump.md, "
-        "docs/detail.md, docs/fastlane.md).",
+        "docs/detail.md, docs/fastlane.md, docs/burstradar.md).",
     )
-    ap.add_argument("paper", choices=["pfabric", "homa", "qjump", "detail", "fastlane"])
+    ap.add_argument("paper", choices=["pfabric", "homa", "qjump", "detail", "fastlane", "burstradar"])
     ap.add_argument(
         "--scale",
         choices=["small", "medium", "full"],
@@ -137,13 +137,20 @@ def _reproduce(argv: list[str]) -> int:
         "qjump: bound (Fig. 4.10), fabric (Fig. 4.7), and the others in docs/qjump.md; "
         "detail: micro (Figs. 5.6-5.8), asym (Fig. 5.10), web (Figs. 5.12-5.13), verify (Fig. 5.5), longflows "
         "(Fig. 5.9); fastlane: util (Fig. 6.5), share (Figs. 6.7-6.8), caps (Figs. 6.9-6.10), buffers "
-        "(Figs. 6.11-6.12), testbed (Fig. 6.14); default: all",
+        "(Figs. 6.11-6.12), testbed (Fig. 6.14); burstradar: efficiency (Fig. 3.5), extras (Fig. 3.6); default: all",
     )
     ap.add_argument("--workers", type=int)
     ap.add_argument("--backend", choices=["local", "dask"], default="local")
     ap.add_argument("--scheduler")
     a = ap.parse_args(argv)
-    from . import reproduce, reproduce_detail, reproduce_fastlane, reproduce_homa, reproduce_qjump
+    from . import (
+        reproduce,
+        reproduce_burstradar,
+        reproduce_detail,
+        reproduce_fastlane,
+        reproduce_homa,
+        reproduce_qjump,
+    )
 
     out = a.out or f"results/reproduce-{a.paper}-{a.scale}"
     papers = {
@@ -152,6 +159,7 @@ def _reproduce(argv: list[str]) -> int:
         "qjump": (reproduce_qjump.PARTS, reproduce_qjump.qjump),
         "detail": (reproduce_detail.PARTS, reproduce_detail.detail),
         "fastlane": (reproduce_fastlane.PARTS, reproduce_fastlane.fastlane),
+        "burstradar": (reproduce_burstradar.PARTS, reproduce_burstradar.burstradar),
     }
     known, run = papers[a.paper]
     if a.scale == "medium" and a.paper != "homa":
@@ -187,7 +195,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             "\nAlso (Python package):\n"
             "  sweep      Run an experiment over a grid of overrides\n"
             "  plot       Plot results or a sweep\n"
-            "  reproduce  Reproduce a paper's results (pfabric, homa, qjump, detail, fastlane)"
+            "  reproduce  Reproduce a paper's results (pfabric, homa, qjump, detail, fastlane, burstradar)"
         )
     return code
 

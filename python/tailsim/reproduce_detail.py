@@ -25,7 +25,6 @@ Targets are written to ``targets.md``/``targets.json`` with their tolerance (red
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 from collections.abc import Sequence
@@ -35,6 +34,7 @@ from typing import Optional
 import pandas as pd
 
 from . import plots
+from ._reproduce import merge as _merge, row as _row, targets_md as _targets_md
 from .result import Result
 from .sweep import sweep
 
@@ -105,16 +105,6 @@ D1 = {  # all-to-all, 8 KB, 2000/s: (FH, DeTail) in ms
 }
 TIME_TOL = 1.5
 POINTS_TOL = 10.0
-
-
-def _merge(a: dict, b: dict) -> dict:
-    out = copy.deepcopy(a)
-    for k, v in b.items():
-        if isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = _merge(out[k], v)
-        else:
-            out[k] = copy.deepcopy(v)
-    return out
 
 
 def _config(scheme: str, part: dict) -> dict:
@@ -306,17 +296,6 @@ def reductions(d: pd.DataFrame, by: Sequence[str], q: str = "p999_ms", base: str
     return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
 
 
-def _row(target, measured, low, high, note=""):
-    return {
-        "target": target,
-        "measured": None if measured is None else round(float(measured), 3),
-        "low": low,
-        "high": high,
-        "within": None if measured is None else bool(low <= measured <= high),
-        "note": note,
-    }
-
-
 def _time_row(label: str, measured, stated: float) -> dict:
     """A time the thesis states, accepted within ×/÷ TIME_TOL."""
     return _row(label, measured, stated / TIME_TOL, stated * TIME_TOL)
@@ -426,16 +405,6 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
                     )
                 )
     return rows
-
-
-def _targets_md(rows: list) -> str:
-    lines = ["| target | measured | accepted range | within |", "|---|---|---|---|"]
-    for r in rows:
-        m = "—" if r["measured"] is None else f"{r['measured']:.3g}"
-        w = "not run" if r["within"] is None else ("yes" if r["within"] else "NO")
-        note = f" ({r['note']})" if r["note"] else ""
-        lines.append(f"| {r['target']}{note} | {m} | {r['low']:.3g}–{r['high']:.3g} | {w} |")
-    return "\n".join(lines) + "\n"
 
 
 def _figures(res: dict[str, pd.DataFrame], out: Path) -> None:

@@ -27,16 +27,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Optional
 
 import pandas as pd
 
 from . import plots
-from .reproduce_detail import _merge, _targets_md
+from ._reproduce import merge as _merge, row as _row, run_points, targets_md as _targets_md
 from .result import Result
-from .sweep import sweep
 
 PARTS = ("util", "share", "caps", "buffers", "testbed")
 SHORT = ["2KB", "4KB", "8KB", "16KB", "32KB"]
@@ -174,32 +172,8 @@ def _measure(r: Result) -> dict:
     return out
 
 
-def _points(part: str, specs: list[tuple[dict, dict]], out: Path, run: dict) -> pd.DataFrame:
-    """Run every (labels, config) point, each its own one-point sweep (finished points are kept), ``workers``
-    at a time; return one row per point."""
-
-    def one(spec):
-        labels, cfg = spec
-        tag = "-".join(f"{k}={v}" for k, v in labels.items())
-        res = sweep(
-            cfg,
-            {"seed": [cfg["seed"]]},
-            out / part / tag,
-            backend=run["backend"],
-            workers=1,
-            scheduler=run["scheduler"],
-            progress=False,
-        )
-        if res.failed:
-            raise RuntimeError(f"{part}/{tag}: failed: {res.failed}")
-        r = Result.load(res.dir / "points" / res.params["point"].iloc[0])
-        if run["progress"]:
-            print(f"  {part} {tag}: {r.summary['wall_seconds']:.1f} s", flush=True)
-        return {"part": part, **labels, **_measure(r)}
-
-    with ThreadPoolExecutor(max_workers=max(1, run["workers"] or os.cpu_count() or 1)) as pool:
-        rows = list(pool.map(one, specs))
-    return pd.DataFrame(rows)
+def _points(part: str, specs: list, out: Path, run: dict) -> pd.DataFrame:
+    return run_points(part, specs, out, run, _measure)
 
 
 def util(c: dict, out: Path, run: dict) -> pd.DataFrame:
@@ -282,18 +256,6 @@ def reductions(d: pd.DataFrame, by: Sequence[str], col: str) -> pd.DataFrame:
             r = (1 - piv[scheme] / piv[base]) * 100
             rows.append(r.rename("reduction_pct").reset_index().assign(scheme=scheme, col=col))
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
-
-
-def _row(target: str, measured, low: float, high: float) -> dict:
-    ok = measured is not None and not pd.isna(measured)
-    return {
-        "target": target,
-        "measured": round(float(measured), 3) if ok else None,
-        "low": low,
-        "high": high,
-        "within": bool(low <= measured <= high) if ok else None,
-        "note": "",
-    }
 
 
 def _red(d: pd.DataFrame, scheme: str, col: str, **at) -> Optional[float]:

@@ -87,6 +87,12 @@ class Result:
         return self._table("workflows")
 
     @property
+    def telemetry(self) -> pd.DataFrame:
+        """BurstRadar runs: one row per record the monitor received (port, packet, enqueue/dequeue times and
+        depths in cells, whether the oracle counts it); empty otherwise (docs/burstradar.md)."""
+        return self._table("telemetry")
+
+    @property
     def buckets(self) -> pd.DataFrame:
         return pd.DataFrame(self.summary["buckets"]).set_index("bucket")
 

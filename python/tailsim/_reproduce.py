@@ -1,0 +1,81 @@
+"""What the thesis reproductions (DeTail, FastLane, BurstRadar) share: merging configuration tables, running
+labelled points that survive a stop, and target rows with their accepted range."""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pandas as pd
+
+from .result import Result
+from .sweep import sweep
+
+
+def merge(a: dict, b: dict) -> dict:
+    """``a`` with ``b``'s keys laid over it, tables merged key by key (neither is modified)."""
+    out = copy.deepcopy(a)
+    for k, v in b.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = merge(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def run_points(
+    part: str, specs: list[tuple[dict, dict]], out: Path, run: dict, measure: Callable[[Result], dict]
+) -> pd.DataFrame:
+    """Run every (labels, config) point, each its own one-point sweep under ``out/part/<labels>`` (a point that
+    finished is read back, not run again), ``run["workers"]`` at a time; one row per point: ``part``, the
+    labels and what ``measure`` returns."""
+
+    def one(spec):
+        labels, cfg = spec
+        tag = "-".join(f"{k}={v}" for k, v in labels.items())
+        res = sweep(
+            cfg,
+            {"seed": [cfg["seed"]]},
+            out / part / tag,
+            backend=run["backend"],
+            workers=1,
+            scheduler=run["scheduler"],
+            progress=False,
+        )
+        if res.failed:
+            raise RuntimeError(f"{part}/{tag}: failed: {res.failed}")
+        r = Result.load(res.dir / "points" / res.params["point"].iloc[0])
+        if run["progress"]:
+            print(f"  {part} {tag}: {r.summary['wall_seconds']:.1f} s", flush=True)
+        return {"part": part, **labels, **measure(r)}
+
+    with ThreadPoolExecutor(max_workers=max(1, run["workers"] or os.cpu_count() or 1)) as pool:
+        rows = list(pool.map(one, specs))
+    return pd.DataFrame(rows)
+
+
+def row(target: str, measured, low: float, high: float, note: str = "") -> dict:
+    """One target: what was measured against the accepted range ``low``–``high`` (``within`` is None when the
+    point was not run or gave no number)."""
+    ok = measured is not None and not pd.isna(measured)
+    return {
+        "target": target,
+        "measured": round(float(measured), 3) if ok else None,
+        "low": low,
+        "high": high,
+        "within": bool(low <= measured <= high) if ok else None,
+        "note": note,
+    }
+
+
+def targets_md(rows: list) -> str:
+    lines = ["| target | measured | accepted range | within |", "|---|---|---|---|"]
+    for r in rows:
+        m = "—" if r["measured"] is None else f"{r['measured']:.3g}"
+        w = "not run" if r["within"] is None else ("yes" if r["within"] else "NO")
+        note = f" ({r['note']})" if r["note"] else ""
+        lines.append(f"| {r['target']}{note} | {m} | {r['low']:.3g}–{r['high']:.3g} | {w} |")
+    return "\n".join(lines) + "\n"
