@@ -104,6 +104,7 @@ class TopologyFile:
 class Host:
     tx_delay: Optional[str] = None
     rx_delay: Optional[str] = None
+    rx_parallel: Optional[int] = None  # packets processed at once (FastLane's server model: 16)
     nic_buffer: Optional[Size] = None
 
     def to_dict(self) -> dict:
@@ -173,6 +174,10 @@ class Tcp:
     class_thresholds: Optional[Union[str, Sequence[Size]]] = None  # sizes, "optimal" or "equal-count"
     classes: Optional[int] = None
     class_by: Optional[str] = None  # "flow-size" or "bytes-sent"
+    ecn: Optional[bool] = None  # RFC 3168 (tcp, cubic)
+    ooo_inflation: Optional[bool] = None  # FastLane's FL-PS option
+    handshake: Optional[bool] = None  # SYN / SYN-ACK before data
+    syn_rto: Optional[str] = None
 
     kind = "tcp"
 
@@ -189,6 +194,16 @@ class Dctcp(Tcp):
     dctcp_alpha_init: Optional[float] = None
 
     kind = "dctcp"
+
+
+@dataclass
+class Cubic(Tcp):
+    """CUBIC (RFC 9438) on TCP's loss recovery (docs/transport-tcp.md)."""
+
+    cubic_c: Optional[float] = None
+    cubic_beta: Optional[float] = None
+
+    kind = "cubic"
 
 
 @dataclass
@@ -328,6 +343,45 @@ class BurstRadar:
         if "watch" in d:
             d["watch"] = list(d["watch"])
         return d
+
+
+@dataclass
+class Pfc:
+    """Priority flow control at every switch (docs/config.md § [pfc]; DeTail)."""
+
+    key = "pfc"
+    pause: Optional[Size] = None
+    unpause: Optional[Size] = None
+    response: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        return _dict(self)
+
+
+@dataclass
+class FastLane:
+    """Drop notifications from switches to senders (docs/fastlane.md)."""
+
+    key = "fastlane"
+    bandwidth: Optional[float] = None
+    buffer: Optional[Size] = None
+    cap_scale: Optional[float] = None
+    strict: Optional[bool] = None
+
+    def to_dict(self) -> dict:
+        return _dict(self)
+
+
+@dataclass
+class CoDel:
+    """CoDel's ECN marking at every switch port (docs/fastlane.md); needs an ECN-capable transport."""
+
+    key = "codel"
+    target: Optional[str] = None
+    interval: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        return _dict(self)
 
 
 @dataclass

@@ -57,6 +57,17 @@ def test_rates_put_the_stated_load_on_the_core():
     assert long * 1e6 == pytest.approx(per_client / 2)
 
 
+def test_the_testbed_load_is_the_front_ends_link_load():
+    # fastlane-16: 8 front-ends of 1 Gbps receive every response; at 80 % each gets 0.8 Gbps of payload
+    # (with 2–32 KB short and 1 MB long responses, 10 % short), never more than its link.
+    for u in (0.2, 0.8):
+        short, long = reproduce_fastlane.rates(
+            u, 0.1, "fastlane-16", mean_short=sum(reproduce_fastlane.SHORT_BYTES) / 5
+        )
+        per_client_bits = (short * sum(reproduce_fastlane.SHORT_BYTES) / 5 + long * 1e6) * 8
+        assert per_client_bits == pytest.approx(u * 1e9)
+
+
 def test_every_scheme_and_fabric_gives_a_valid_experiment():
     # The full scale's configurations too, which CI does not run: each must load.
     for scheme in reproduce_fastlane.SCHEMES:
@@ -70,3 +81,47 @@ def test_every_scheme_and_fabric_gives_a_valid_experiment():
 def test_unknown_parts_are_refused():
     with pytest.raises(ValueError, match="unknown parts"):
         reproduce_fastlane.fastlane("/nonexistent", parts=["nope"])
+
+
+def test_builders_spell_the_schemes():
+    # FL-PS as builders: the same tables as the reproduction's dict, and a loadable experiment.
+    exp = tailsim.Experiment(
+        topology=tailsim.Preset("fastlane-128"),
+        transport=tailsim.Tcp(
+            min_rto="1ms", init_rto="1ms", sack=False, ecn=True, fast_retransmit=False, ooo_inflation=True
+        ),
+        routing=tailsim.Routing(load_balance="spray"),
+        host=tailsim.Host(rx_delay="5us", rx_parallel=16),
+        mechanisms=[tailsim.CoDel(), tailsim.FastLane(cap_scale=0.5)],
+        workloads=[tailsim.Permutation(size="100KB")],
+    )
+    d = exp.to_dict()
+    want = reproduce_fastlane.SCHEMES["FL-PS"]
+    for key in ("transport", "routing", "codel"):
+        assert d[key] == want[key], key
+    assert d["fastlane"] == {"cap_scale": 0.5} and d["host"] == {"rx_delay": "5us", "rx_parallel": 16}
+    tailsim.check(d)
+    pfc = tailsim.Experiment(
+        topology=tailsim.Preset("detail-16"), mechanisms=[tailsim.Pfc(pause="8KB")], workloads=exp.workloads
+    )
+    assert pfc.to_dict()["pfc"] == {"pause": "8KB"}
+
+
+def test_the_ordering_check_counts_fastlane_schemes_only():
+    # TCP without CoDel slower than TCP is no FastLane failure; FL-FH slower than TCP is.
+    rows = [
+        {"scheme": "TCP", "util": 0.6, "p999_2000": 3.0},
+        {"scheme": "TCP-noCoDel", "util": 0.6, "p999_2000": 3.5},
+        {"scheme": "FL-FH", "util": 0.6, "p999_2000": 0.6},
+        {"scheme": "FL-PS", "util": 0.6, "p999_2000": 0.7},
+    ]
+    u = pd.DataFrame(rows).assign(
+        **{c: 1.0 for c in ("long_mean_ms",) + tuple(f"p999_{s}" for s in (4000, 8000, 16000, 32000))}
+    )
+
+    def order(d):
+        return next(r for r in reproduce_fastlane.check_targets({"util": d}) if r["target"].startswith("ordering:"))
+
+    assert order(u)["within"] is True
+    u.loc[u["scheme"] == "FL-FH", "p999_2000"] = 3.1
+    assert order(u)["within"] is False

@@ -31,6 +31,15 @@ def test_builder_matches_dict(tmp_path):
     pd.testing.assert_frame_equal(a.flows, b.flows)
 
 
+def test_cubic_builder_gives_its_keys():
+    d = tailsim.Cubic(init_cwnd=10, cubic_beta=0.5).to_dict()
+    assert d == {"kind": "cubic", "init_cwnd": 10, "cubic_beta": 0.5}
+    cfg = small_dict(10)
+    cfg["transport"] = d
+    cfg["switch"].pop("ecn_threshold", None)
+    tailsim.check(cfg)
+
+
 def test_result_load_round_trips(tmp_path):
     r = tailsim.run(small_dict(100), tmp_path / "r", progress=False)
     back = tailsim.Result.load(tmp_path / "r")

@@ -115,3 +115,44 @@ fn slow_start_costs_round_trips() {
     let extra = fct - ideal;
     assert!((45_000_000..75_000_000).contains(&extra), "fct {fct} ideal {ideal}: {extra} ps extra");
 }
+
+/// Run one flow h0 -> h3 of `size` bytes with extra `[transport]` keys; returns (FCT in ps, timeouts,
+/// retransmits).
+fn single_flow_with(size: u64, fabric: &str, transport: &str, extra: &str) -> (i64, u32, u32) {
+    let workload = trace_workload(&format!("one_flow_{size}_hs.csv"), &format!("0,3,{size},0\n"));
+    let toml = format!("{fabric}\n[transport]\nkind = \"tcp\"\ninit_cwnd = 1000\n{transport}\n{workload}\n{extra}");
+    let (e, s) = run(&toml);
+    assert_eq!(s.flows_finished, 1);
+    let r = &e.world.records[0];
+    (r.fct().unwrap().0 as i64, r.timeouts, r.retransmits)
+}
+
+#[test]
+fn the_handshake_adds_one_syn_round_trip() {
+    // Across the spine, the SYN and the SYN-ACK (40 B each): serialization 32 + 8 + 8 + 32 ns, propagation
+    // 5.8 us, 3 switches × 0.25 us, host delays 1 + 0.5 us, each way; the data then leaves at once.
+    let (plain, _, _) = single_flow_with(14_600, &cross_spine(), "", "");
+    let (hs, timeouts, _) = single_flow_with(14_600, &cross_spine(), "handshake = true", "");
+    let one_way = 32_000 + 8_000 + 8_000 + 32_000 + 5_800_000 + 750_000 + 1_000_000 + 500_000;
+    assert_eq!(timeouts, 0);
+    assert_eq!(hs - plain, 2 * one_way);
+}
+
+#[test]
+fn a_lost_syn_costs_the_initial_rto() {
+    // The edge link of h0 is down for the first 100 us: the SYN is lost, resent 1 s later (syn_rto), and
+    // the flow then takes its handshake time. A 3 ms syn_rto gives 3 ms instead.
+    let down = |until: &str| {
+        format!("[[fault]]\nat = \"0us\"\nlink = [\"h0\", \"leaf0\"]\nstate = \"down\"\n[[fault]]\nat = \"{until}\"\nlink = [\"h0\", \"leaf0\"]\nstate = \"up\"")
+    };
+    let (hs, _, _) = single_flow_with(14_600, &cross_spine(), "handshake = true", "");
+    let (lost, timeouts, retransmits) = single_flow_with(14_600, &cross_spine(), "handshake = true", &down("100us"));
+    assert_eq!((timeouts, retransmits), (1, 1));
+    assert_eq!(lost - hs, 1_000_000_000_000);
+    let (short, _, _) = single_flow_with(14_600, &cross_spine(), "handshake = true\nsyn_rto = \"3ms\"", &down("100us"));
+    assert_eq!(short - hs, 3_000_000_000);
+    // Down for 1.5 s: the SYNs at 0 and 1 s are lost, the one at 1 + 2 s (the timeout doubled) gets through.
+    let (twice, timeouts, _) = single_flow_with(14_600, &cross_spine(), "handshake = true", &down("1500ms"));
+    assert_eq!(timeouts, 2);
+    assert_eq!(twice - hs, 3_000_000_000_000);
+}

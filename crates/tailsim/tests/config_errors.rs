@@ -122,6 +122,10 @@ fn impossible_values_are_errors_not_panics() {
         ("[host]\nnic_buffer = \"100B\"", "host.nic_buffer"),
         ("[transport]\nmin_rto = \"1ms\"\nmax_rto = \"100us\"", "transport.max_rto"),
         ("[transport]\ndupthresh = 0", "transport.dupthresh"),
+        ("[transport]\nkind = \"cubic\"\ncubic_beta = 1.0", "transport.cubic_beta"),
+        ("[transport]\nkind = \"cubic\"\ncubic_c = 0", "transport.cubic_c"),
+        ("[transport]\nkind = \"tcp\"\ncubic_c = 0.4", "transport.cubic_c"),
+        ("[transport]\nkind = \"cubic\"\ndctcp_g = 0.5", "transport.dctcp_g"),
         ("[[fault]]\nat = \"1us\"\nlink = [\"h0\", \"leaf0\"]", "fault[0]"),
         ("[[fault]]\nat = \"1us\"\nlink = [\"h0\", \"h1\"]\nstate = \"down\"", "fault[0].link"),
     ] {

@@ -165,3 +165,37 @@ fn shared_buffer_fabric_runs_and_drains_its_pool() {
     assert!(s.packets.drops[DropReason::Overflow] > 0);
     assert!(e.world.net.switches.iter().all(|sw| sw.used == 0), "shared pool not drained");
 }
+
+#[test]
+fn cubic_shares_a_bottleneck_fairly() {
+    fair_share("kind = \"cubic\"\ninit_cwnd = 10", "buffer = \"100KB\"", true);
+}
+
+/// Without a loss CUBIC never leaves slow start's growth or NewReno's recovery: a lone flow into an ample
+/// buffer finishes at the same picosecond.
+#[test]
+fn cubic_without_a_loss_is_newreno() {
+    let (e_reno, s_reno) = run(&many_to_one(1, "2MB", "kind = \"tcp\"\ninit_cwnd = 10", "buffer = \"4MB\""));
+    let (e_cubic, s_cubic) = run(&many_to_one(1, "2MB", "kind = \"cubic\"\ninit_cwnd = 10", "buffer = \"4MB\""));
+    assert_eq!(s_reno.packets.dropped + s_cubic.packets.dropped, 0);
+    assert_eq!(e_reno.world.records[0].fct(), e_cubic.world.records[0].fct());
+}
+
+/// One long flow through a buffer much smaller than the path's bandwidth-delay product (≈ 19 packets): after
+/// each loss NewReno halves its window and leaves the link idle until it grows back; CUBIC cuts to 0.7 of it
+/// (RFC 9438 §4.6) and, at this RTT, grows like Reno (the Reno-friendly region, §4.3), so it keeps the link
+/// busier and finishes first. With β = 0.5 and the cubic curve too slow to matter, it is Reno again.
+#[test]
+fn cubic_keeps_a_small_buffer_busier_than_newreno() {
+    let sw = "buffer = \"6KB\"";
+    let fct = |t: &str| {
+        let (e, s) = run(&many_to_one(1, "20MB", t, sw));
+        assert!(s.packets.drops[DropReason::Overflow] > 10, "{t}: no losses to react to");
+        e.world.records[0].fct().unwrap().0 as f64
+    };
+    let reno = fct("kind = \"tcp\"\ninit_cwnd = 10");
+    let cubic = fct("kind = \"cubic\"\ninit_cwnd = 10");
+    assert!(cubic < 0.97 * reno, "CUBIC {:.3} ms vs NewReno {:.3} ms", cubic / 1e9, reno / 1e9);
+    let half = fct("kind = \"cubic\"\ninit_cwnd = 10\ncubic_beta = 0.5");
+    assert!(half > cubic, "β = 0.5: {:.3} ms, β = 0.7: {:.3} ms", half / 1e9, cubic / 1e9);
+}

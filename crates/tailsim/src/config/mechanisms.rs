@@ -151,7 +151,7 @@ pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, net: &mut Network) -> R<(
             return Err(c.err("codel", "CoDel marks by sojourn time: drop switch.ecn_threshold, or [codel]"));
         }
         let kind = cfg.transport.kind.as_deref().unwrap_or("tcp");
-        if kind == "tcp" && cfg.transport.ecn != Some(true) {
+        if matches!(kind, "tcp" | "cubic") && cfg.transport.ecn != Some(true) {
             return Err(c.err("codel", "CoDel marks ECN-capable packets: set transport.ecn = true"));
         }
         let mtu = cfg.packet.mss.unwrap_or(1460) as u64 + cfg.packet.header.unwrap_or(40) as u64;
@@ -306,13 +306,13 @@ pub(super) fn fastlane_transport(c: &Ctx, cfg: &ExperimentConfig, t: &mut crate:
     }
     let kind = cfg.transport.kind.as_deref().unwrap_or("tcp");
     let r = match kind {
-        "tcp" => NoticeReaction::FastLane,
+        "tcp" | "cubic" => NoticeReaction::FastLane,
         "pfabric" => NoticeReaction::FastLanePFabric,
         o => {
             return Err(c.err(
                 "fastlane",
                 format!(
-                    "FastLane's senders are TCP and pFabric (transport.kind \"tcp\" or \"pfabric\"), found \"{o}\""
+                    "FastLane's senders are TCP and pFabric (transport.kind \"tcp\", \"cubic\" or \"pfabric\"), found \"{o}\""
                 ),
             ))
         }

@@ -203,7 +203,7 @@ pub struct PacketCfg {
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct TransportCfg {
-    /// "tcp", "dctcp", "pfabric", "pias", "ideal", "homa", "phost" or "ndp".
+    /// "tcp", "dctcp", "cubic", "pfabric", "pias", "ideal", "homa", "phost" or "ndp".
     pub kind: Option<String>,
     pub init_cwnd: Option<u32>,
     pub min_rto: Option<Duration>,
@@ -215,6 +215,9 @@ pub struct TransportCfg {
     pub sack: Option<bool>,
     pub dctcp_g: Option<f64>,
     pub dctcp_alpha_init: Option<f64>,
+    /// CUBIC's C (segments / s³) and β (RFC 9438: 0.4 and 0.7).
+    pub cubic_c: Option<f64>,
+    pub cubic_beta: Option<f64>,
     pub class: Option<u8>,
     /// Packet priority numbers for pFabric queues: "none", "remaining", "bytes-sent", "flow-size", "class",
     /// "deadline".
@@ -264,6 +267,9 @@ pub struct TransportCfg {
     pub max_cwnd: Option<u32>,
     /// FastLane's FL-PS option: the receiver reports out-of-order segments and the sender inflates its window.
     pub ooo_inflation: Option<bool>,
+    /// Open each flow with SYN / SYN-ACK, and the SYN's first timeout (1 s).
+    pub handshake: Option<bool>,
+    pub syn_rto: Option<Duration>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]

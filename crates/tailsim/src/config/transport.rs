@@ -5,7 +5,9 @@ use super::build::{Ctx, R};
 use super::schema::{ClassThresholds, TransportCfg};
 use crate::metrics::Framing;
 use crate::net::queue::CLASSES;
-use crate::transport::tcp::{ClassBy, ClassPolicy, CongestionControl, NoticeReaction, Priority, Tcp, TcpConfig};
+use crate::transport::tcp::{
+    ClassBy, ClassPolicy, CongestionControl, CubicParams, NoticeReaction, Priority, Tcp, TcpConfig,
+};
 use crate::transport::Transport;
 use crate::units::{BitsPerSec, Time};
 use tailsim_workload::SizeCdf;
@@ -39,14 +41,31 @@ pub(super) fn transport(
             }
             CongestionControl::Dctcp { g, alpha_init: a }
         }
-        o => return Err(c.err("transport.kind", format!("unknown transport \"{o}\"; expected \"tcp\", \"dctcp\", \"pfabric\", \"pias\", \"ideal\", \"homa\", \"phost\" or \"ndp\""))),
+        // CUBIC (RFC 9438): NewReno's loss recovery with CUBIC's window (tcp/cubic.rs).
+        "cubic" => {
+            let d = CubicParams::default();
+            let p = CubicParams { c: t.cubic_c.unwrap_or(d.c), beta: t.cubic_beta.unwrap_or(d.beta) };
+            if !(p.c > 0.0 && p.c.is_finite()) {
+                return Err(c.err("transport.cubic_c", format!("must be positive, found {}", p.c)));
+            }
+            if !(p.beta > 0.0 && p.beta < 1.0) {
+                return Err(c.err("transport.cubic_beta", format!("must be in (0, 1), found {}", p.beta)));
+            }
+            CongestionControl::Cubic(p)
+        }
+        o => return Err(c.err("transport.kind", format!("unknown transport \"{o}\"; expected \"tcp\", \"dctcp\", \"cubic\", \"pfabric\", \"pias\", \"ideal\", \"homa\", \"phost\" or \"ndp\""))),
     };
     let class = class_policy(c, t, workload, pias)?;
-    if !matches!(cc, CongestionControl::Dctcp { .. }) {
-        for (k, set) in [("dctcp_g", t.dctcp_g.is_some()), ("dctcp_alpha_init", t.dctcp_alpha_init.is_some())] {
-            if set {
-                return Err(c.err(&format!("transport.{k}"), format!("does not apply to kind \"{kind}\"")));
-            }
+    let dctcp = matches!(cc, CongestionControl::Dctcp { .. });
+    let cubic = matches!(cc, CongestionControl::Cubic(_));
+    for (k, set, applies) in [
+        ("dctcp_g", t.dctcp_g.is_some(), dctcp),
+        ("dctcp_alpha_init", t.dctcp_alpha_init.is_some(), dctcp),
+        ("cubic_c", t.cubic_c.is_some(), cubic),
+        ("cubic_beta", t.cubic_beta.is_some(), cubic),
+    ] {
+        if set && !applies {
+            return Err(c.err(&format!("transport.{k}"), format!("does not apply to kind \"{kind}\"")));
         }
     }
     // pFabric's minimal rate control (Table 1 and §4.2 of the paper; docs/pfabric.md): initial window = BDP
@@ -118,6 +137,17 @@ pub(super) fn transport(
     if dupthresh == 0 {
         return Err(c.err("transport.dupthresh", "must be at least 1"));
     }
+    let handshake = t.handshake.unwrap_or(false);
+    let syn_rto = t.syn_rto.map_or(Time::ms(1000), |d| d.0);
+    if syn_rto == Time::ZERO {
+        return Err(c.err("transport.syn_rto", "must be positive"));
+    }
+    if t.syn_rto.is_some() && !handshake {
+        return Err(c.err("transport.syn_rto", "is the SYN's timeout: it needs handshake = true"));
+    }
+    if handshake && (pfabric || kind == "ideal") {
+        return Err(c.err("transport.handshake", format!("not modelled for kind \"{kind}\"")));
+    }
     let delayed_ack = t.delayed_ack.unwrap_or(1);
     if delayed_ack == 0 {
         return Err(c.err("transport.delayed_ack", "segments per ACK must be at least 1"));
@@ -146,6 +176,8 @@ pub(super) fn transport(
         ecn: t.ecn.unwrap_or(false),
         notices: NoticeReaction::Count,
         ooo_inflation: t.ooo_inflation.unwrap_or(false),
+        handshake,
+        syn_rto,
     })))
 }
 
@@ -259,7 +291,7 @@ pub(super) fn only_kind_keys(c: &Ctx, t: &TransportCfg) -> R<()> {
     const RD: &[&str] = &["homa", "phost", "ndp"];
     const HP: &[&str] = &["homa", "phost"];
     const PHOST: &[&str] = &["phost"];
-    let keys: [(&str, bool, &[&str]); 32] = [
+    let keys: [(&str, bool, &[&str]); 36] = [
         ("ecn", t.ecn.is_some(), TCP),
         ("init_cwnd", t.init_cwnd.is_some(), TCP),
         ("min_rto", t.min_rto.is_some(), TCP),
@@ -280,6 +312,10 @@ pub(super) fn only_kind_keys(c: &Ctx, t: &TransportCfg) -> R<()> {
         ("class_by", t.class_by.is_some(), TCP),
         ("dctcp_g", t.dctcp_g.is_some(), TCP),
         ("dctcp_alpha_init", t.dctcp_alpha_init.is_some(), TCP),
+        ("cubic_c", t.cubic_c.is_some(), TCP),
+        ("cubic_beta", t.cubic_beta.is_some(), TCP),
+        ("handshake", t.handshake.is_some(), TCP),
+        ("syn_rto", t.syn_rto.is_some(), TCP),
         ("header", t.header.is_some(), RD),
         ("rtt_bytes", t.rtt_bytes.is_some(), RD),
         ("resend_timeout", t.resend_timeout.is_some(), RD),

@@ -26,6 +26,10 @@ pub enum PktKind {
     Pull,
     /// NDP: packet `seq` arrived trimmed (or is missing); send it again on a pull.
     Nack,
+    /// TCP's handshake (`transport.handshake`): the sender opens the connection; `ts` is its send time.
+    Syn,
+    /// TCP's handshake: the receiver's answer, echoing the SYN's `ts`.
+    SynAck,
     // Network kinds: made by switch mechanisms, never handed to `Transport::on_packet`.
     /// A switch tells the packet's source about it (a drop notification): routed to `dst`, handed to the
     /// transport's `on_notice` there. `seq`, `flow` and `flow_gen` are the packet's it is about.
@@ -42,7 +46,7 @@ pub enum PktKind {
 
 impl PktKind {
     /// Every kind, in the order of [`PktKind::code`].
-    const ALL: [PktKind; 14] = [
+    const ALL: [PktKind; 16] = [
         PktKind::Data,
         PktKind::Ack,
         PktKind::Probe,
@@ -53,6 +57,8 @@ impl PktKind {
         PktKind::Token,
         PktKind::Pull,
         PktKind::Nack,
+        PktKind::Syn,
+        PktKind::SynAck,
         PktKind::Notice,
         PktKind::Frame,
         PktKind::Telemetry,

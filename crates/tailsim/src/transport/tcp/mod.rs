@@ -1,10 +1,15 @@
 //! TCP NewReno with SACK-based loss recovery (RFC 5681, 6582, 6675, 6298), and DCTCP (RFC 8257).
 //!
 //! Sequence space is counted in segments (every segment is a full MSS except the flow's last), so the
-//! scoreboard is one flag byte per segment. Flows start without a handshake, as in ns-2 and htsim. Every
-//! deviation from the RFCs and Linux is listed in docs/transport-tcp.md.
+//! scoreboard is one flag byte per segment. Flows start without a handshake, as in ns-2 and htsim, unless
+//! `handshake` is set (`handshake.rs`). Every deviation from the RFCs and Linux is listed in
+//! docs/transport-tcp.md.
 
+mod cubic;
 mod fastlane;
+mod handshake;
+
+pub use cubic::CubicParams;
 
 pub use fastlane::NoticeReaction;
 
@@ -22,6 +27,8 @@ pub enum CongestionControl {
         g: f64,
         alpha_init: f64,
     },
+    /// CUBIC (RFC 9438, `tcp/cubic.rs`): NewReno's loss recovery with CUBIC's window.
+    Cubic(CubicParams),
 }
 
 /// The priority number (`Packet::rank`) a data packet carries, for pFabric queues (lower = more urgent).
@@ -133,6 +140,10 @@ pub struct TcpConfig {
     /// FastLane's multipath option (FL-PS): ACKs carry the receiver's out-of-order segments past the
     /// cumulative ACK, and the sender inflates its window by them.
     pub ooo_inflation: bool,
+    /// Open each flow with SYN / SYN-ACK (`handshake.rs`).
+    pub handshake: bool,
+    /// The SYN's first timeout, doubled per retry.
+    pub syn_rto: Time,
 }
 
 // Scoreboard flags per segment.
@@ -187,6 +198,12 @@ struct Flow {
     probing: bool,
     /// FastLane's recovery state (`tcp/fastlane.rs`).
     fl: fastlane::FlState,
+    /// CUBIC's state (unused by the other congestion controls).
+    cubic: cubic::Cubic,
+    /// The SYN-ACK arrived (always true without a handshake): data may be sent.
+    established: bool,
+    /// The SYN's current timeout.
+    syn_rto: Time,
     /// FL-PS: window inflation by the receiver's out-of-order count.
     ooo_inflate: u32,
     // --- receiver ---
@@ -291,6 +308,9 @@ impl Tcp {
             consecutive_timeouts: 0,
             probing: false,
             fl: Default::default(),
+            cubic: Default::default(),
+            established: !self.cfg.handshake,
+            syn_rto: self.cfg.syn_rto,
             ooo_inflate: 0,
             rcv_nxt: 0,
             ooo: Vec::new(),
@@ -303,7 +323,11 @@ impl Tcp {
         };
         let slot = FlowSlot(self.flows.insert(flow));
         super::track_slot(&mut self.gens, slot);
-        self.try_send(ctx, slot);
+        if self.cfg.handshake {
+            self.send_syn(ctx, slot);
+        } else {
+            self.try_send(ctx, slot);
+        }
     }
 
     pub fn on_packet(&mut self, ctx: &mut Ctx, _host: NodeId, id: PktId) {
@@ -315,6 +339,8 @@ impl Tcp {
         match p.kind {
             PktKind::Data => self.on_data(ctx, p),
             PktKind::Ack => self.on_ack(ctx, p),
+            PktKind::Syn => self.on_syn(ctx, p),
+            PktKind::SynAck => self.on_syn_ack(ctx, p),
             PktKind::Probe => {
                 // Answer at once with the current cumulative ACK and SACK blocks; the byte is not data.
                 let f = self.flows.get_mut(p.flow.0);
@@ -334,7 +360,11 @@ impl Tcp {
         match kind {
             TimerKind::Retransmit => {
                 if f.rto_timer.fire(ctx, slot, gen, kind) {
-                    self.on_rto(ctx, slot);
+                    if f.established {
+                        self.on_rto(ctx, slot);
+                    } else {
+                        self.on_syn_timeout(ctx, slot);
+                    }
                 }
             }
             TimerKind::DelayedAck => {
@@ -534,8 +564,12 @@ impl Tcp {
         }
         // RFC 3168: an echoed mark halves the window, once per window of data, never during loss recovery
         // (which has cut it already).
-        if cfg.ecn && cfg.cc == CongestionControl::NewReno && p.ece && !f.in_recovery && f.una >= f.cwr_end {
-            f.cwnd = (f.cwnd / 2.0).max(1.0);
+        let ecn_cc = matches!(cfg.cc, CongestionControl::NewReno | CongestionControl::Cubic(_));
+        if cfg.ecn && ecn_cc && p.ece && !f.in_recovery && f.una >= f.cwr_end {
+            f.cwnd = match cfg.cc {
+                CongestionControl::Cubic(c) => f.cubic.on_congestion(c, f.cwnd),
+                _ => (f.cwnd / 2.0).max(1.0),
+            };
             f.ssthresh = f.cwnd.max(2.0);
             f.cwr_end = f.nxt;
             self.stats.ecn_cuts += 1;
@@ -563,13 +597,20 @@ impl Tcp {
         {
             f.in_recovery = true;
             f.recover = f.nxt;
-            f.ssthresh = ((f.nxt - f.una) as f64 / 2.0).max(2.0);
+            f.ssthresh = match cfg.cc {
+                // Linux's CUBIC cuts the window, not the flight size (RFC 9438 §4.6 allows either).
+                CongestionControl::Cubic(c) => f.cubic.on_congestion(c, f.cwnd),
+                _ => ((f.nxt - f.una) as f64 / 2.0).max(2.0),
+            };
             f.cwnd = f.ssthresh;
             f.inflate = if cfg.sack { 0 } else { cfg.dupthresh };
             mark_lost(f, f.una);
         } else if advanced {
             if f.cwnd < f.ssthresh {
                 f.cwnd += newly_acked as f64;
+            } else if let CongestionControl::Cubic(c) = cfg.cc {
+                // srtt is in picoseconds; before the first sample CUBIC aims at the curve itself.
+                f.cwnd = f.cubic.on_ack(c, f.cwnd, newly_acked as f64, ctx.now, f.srtt * 1e-12);
             } else {
                 f.cwnd += newly_acked as f64 / f.cwnd;
             }
@@ -625,8 +666,13 @@ impl Tcp {
             f.rto_timer.set(ctx, at, slot, gen, TimerKind::Retransmit);
             return;
         }
-        let before = if cfg.ssthresh_from_cwnd { f.cwnd } else { (f.nxt - f.una) as f64 };
-        f.ssthresh = (before / 2.0).max(2.0);
+        f.ssthresh = match cfg.cc {
+            CongestionControl::Cubic(c) => f.cubic.on_timeout(c, f.cwnd),
+            _ => {
+                let before = if cfg.ssthresh_from_cwnd { f.cwnd } else { (f.nxt - f.una) as f64 };
+                (before / 2.0).max(2.0)
+            }
+        };
         f.cwnd = 1.0;
         f.in_recovery = false;
         f.inflate = 0;
@@ -653,6 +699,9 @@ impl Tcp {
         let gen = self.gens[slot.idx()];
         let cfg = &self.cfg;
         let f = self.flows.get_mut(slot.0);
+        if !f.established {
+            return; // the SYN-ACK starts the data
+        }
         // No new data while FastLane resends from its list (a choice: the thesis does not say).
         let wnd = if f.probing || f.fl.active { 0 } else { (f.cwnd as u32).max(1) + f.inflate + f.ooo_inflate };
         while f.pipe < wnd {
