@@ -4,8 +4,9 @@ labelled points that survive a stop, and target rows with their accepted range."
 from __future__ import annotations
 
 import copy
+import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -79,3 +80,38 @@ def targets_md(rows: list) -> str:
         note = f" ({r['note']})" if r["note"] else ""
         lines.append(f"| {r['target']}{note} | {m} | {r['low']:.3g}–{r['high']:.3g} | {w} |")
     return "\n".join(lines) + "\n"
+
+
+def _write_atomic(path: Path, write: Callable[[Path], None]) -> None:
+    """``write`` to a temporary name beside ``path``, then rename: a reader never sees half a file."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    write(tmp)
+    os.replace(tmp, path)
+
+
+def reproduce(
+    out: os.PathLike | str,
+    parts: Sequence[str],
+    part_fns: dict[str, Callable[[dict, Path, dict], pd.DataFrame]],
+    scale: dict,
+    run: dict,
+    check_targets: Callable[[dict], list],
+    figures: Callable[[dict, Path], None],
+    summarize: Callable[[dict], pd.DataFrame] | None = None,
+) -> dict[str, pd.DataFrame]:
+    """Run the chosen parts (``part_fns`` in their order), then write ``summary.parquet`` (``summarize`` of
+    the parts, by default their rows concatenated), ``targets.json``/``targets.md`` and the figures."""
+    unknown = set(parts) - set(part_fns)
+    if unknown:
+        raise ValueError(f"unknown parts {sorted(unknown)}; expected some of {', '.join(part_fns)}")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    res = {name: fn(scale, out, run) for name, fn in part_fns.items() if name in parts}
+    if any(len(d) for d in res.values()):
+        summary = summarize(res) if summarize else pd.concat([d for d in res.values() if len(d)], ignore_index=True)
+        _write_atomic(out / "summary.parquet", lambda p: summary.to_parquet(p, index=False))
+    rows = check_targets(res)
+    _write_atomic(out / "targets.json", lambda p: p.write_text(json.dumps(rows, indent=1)))
+    _write_atomic(out / "targets.md", lambda p: p.write_text(targets_md(rows)))
+    figures(res, out)
+    return res

@@ -22,7 +22,6 @@ percentages ± 5 points, zeros and orderings exact); a miss is reported and expl
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,7 +30,7 @@ from typing import Optional
 import pandas as pd
 
 from . import plots
-from ._reproduce import row, run_points, targets_md
+from ._reproduce import reproduce, row, run_points
 from .result import Result, table_file
 
 PARTS = ("efficiency", "extras")
@@ -321,22 +320,6 @@ def burstradar(
 ) -> dict[str, pd.DataFrame]:
     """Run the parts (see the module's docstring); write ``summary.parquet``, the figures and
     ``targets.md``/``targets.json``. ``flows`` is unused (the sources send for the scale's window)."""
-    unknown = set(parts) - set(PARTS)
-    if unknown:
-        raise ValueError(f"unknown parts {sorted(unknown)}; expected some of {', '.join(PARTS)}")
-    c = SCALES[scale]
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     run = dict(backend=backend, workers=workers, scheduler=scheduler, progress=progress)
-    res: dict[str, pd.DataFrame] = {}
-    for name, fn in (("efficiency", efficiency), ("extras", extras)):
-        if name in parts:
-            res[name] = fn(c, out, run)
-    frames = [d for d in res.values() if len(d)]
-    if frames:
-        pd.concat(frames, ignore_index=True).to_parquet(out / "summary.parquet", index=False)
-    rows = check_targets(res)
-    (out / "targets.json").write_text(json.dumps(rows, indent=1))
-    (out / "targets.md").write_text(targets_md(rows))
-    _figures(res, out)
-    return res
+    fns = {"efficiency": efficiency, "extras": extras}
+    return reproduce(out, parts, fns, SCALES[scale], run, check_targets, _figures)

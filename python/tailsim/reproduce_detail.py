@@ -34,7 +34,7 @@ from typing import Optional
 import pandas as pd
 
 from . import plots
-from ._reproduce import merge as _merge, row as _row, targets_md as _targets_md
+from ._reproduce import merge as _merge, reproduce, row as _row
 from .result import Result
 from .sweep import sweep
 
@@ -468,24 +468,13 @@ def detail(
     """Run the parts (see the module's docstring); write ``summary.parquet`` (every point's retrieval and
     workflow statistics), the figures and ``targets.md``/``targets.json``. ``flows`` is unused (retrievals
     run for the scale's window)."""
-    unknown = set(parts) - set(PARTS)
-    if unknown:
-        raise ValueError(f"unknown parts {sorted(unknown)}; expected some of {', '.join(PARTS)}")
-    cfg = SCALES[scale]
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     run = dict(backend=backend, workers=workers, scheduler=scheduler, progress=progress)
-    res: dict[str, pd.DataFrame] = {}
-    for name, fn in (("micro", micro), ("asym", asym), ("web", web), ("verify", verify), ("longflows", longflows)):
-        if name in parts:
-            res[name] = fn(cfg, out, run)
-    frames = [d.assign(section=k) for k, d in res.items() if len(d)]
-    if frames:
-        summary = pd.concat(frames, ignore_index=True)
-        summary["size"] = summary["size"].astype(str)
-        summary.to_parquet(out / "summary.parquet", index=False)
-    rows = check_targets(res)
-    (out / "targets.json").write_text(json.dumps(rows, indent=1))
-    (out / "targets.md").write_text(_targets_md(rows))
-    _figures(res, out)
-    return res
+    fns = {"micro": micro, "asym": asym, "web": web, "verify": verify, "longflows": longflows}
+    return reproduce(out, parts, fns, SCALES[scale], run, check_targets, _figures, summarize=_summary)
+
+
+def _summary(res: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Every part's rows with their part as ``section``; sizes as text ("all" beside byte counts)."""
+    summary = pd.concat([d.assign(section=k) for k, d in res.items() if len(d)], ignore_index=True)
+    summary["size"] = summary["size"].astype(str)
+    return summary

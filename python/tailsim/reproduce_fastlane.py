@@ -24,7 +24,6 @@ testbed ±20 points, ×/÷ 2); a miss is reported and explained in docs/fastlane
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,7 +32,7 @@ from typing import Optional
 import pandas as pd
 
 from . import plots
-from ._reproduce import merge as _merge, row as _row, run_points, targets_md as _targets_md
+from ._reproduce import merge as _merge, reproduce, row as _row, run_points
 from .result import Result
 
 PARTS = ("util", "share", "caps", "buffers", "testbed")
@@ -552,22 +551,6 @@ def fastlane(
 ) -> dict[str, pd.DataFrame]:
     """Run the parts (see the module's docstring); write ``summary.parquet``, the figures and
     ``targets.md``/``targets.json``. ``flows`` is unused (requests arrive for the scale's window)."""
-    unknown = set(parts) - set(PARTS)
-    if unknown:
-        raise ValueError(f"unknown parts {sorted(unknown)}; expected some of {', '.join(PARTS)}")
-    c = SCALES[scale]
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     run = dict(backend=backend, workers=workers, scheduler=scheduler, progress=progress)
-    res: dict[str, pd.DataFrame] = {}
-    for name, fn in (("util", util), ("share", share), ("caps", caps), ("buffers", buffers), ("testbed", testbed)):
-        if name in parts:
-            res[name] = fn(c, out, run)
-    frames = [d for d in res.values() if len(d)]
-    if frames:
-        pd.concat(frames, ignore_index=True).to_parquet(out / "summary.parquet", index=False)
-    rows = check_targets(res)
-    (out / "targets.json").write_text(json.dumps(rows, indent=1))
-    (out / "targets.md").write_text(_targets_md(rows))
-    _figures(res, out)
-    return res
+    fns = {"util": util, "share": share, "caps": caps, "buffers": buffers, "testbed": testbed}
+    return reproduce(out, parts, fns, SCALES[scale], run, check_targets, _figures)
