@@ -178,6 +178,7 @@ class Tcp:
     ooo_inflation: Optional[bool] = None  # FastLane's FL-PS option
     handshake: Optional[bool] = None  # SYN / SYN-ACK before data
     syn_rto: Optional[str] = None
+    cwr_growth: Optional[bool] = None  # grow during the round an ECN cut applies to (off: Linux's CWR)
 
     kind = "tcp"
 
@@ -412,6 +413,7 @@ class Output:
     buckets: Optional[list[Size]] = None
     warmup: Optional[str] = None
     queue_sample: Optional[str] = None
+    cwnd_trace: Optional[list[int]] = None  # flow ids whose TCP window goes to cwnd.parquet
     dir: Optional[str] = None
 
     def to_dict(self) -> dict:

@@ -87,6 +87,12 @@ class Result:
         return self._table("workflows")
 
     @property
+    def cwnd(self) -> pd.DataFrame:
+        """With ``output.cwnd_trace``: the traced TCP flows' window after every ACK and timeout (empty
+        otherwise; docs/config.md)."""
+        return self._table("cwnd")
+
+    @property
     def telemetry(self) -> pd.DataFrame:
         """BurstRadar runs: one row per record the monitor received (port, packet, enqueue/dequeue times and
         depths in cells, whether the oracle counts it); empty otherwise (docs/burstradar.md)."""

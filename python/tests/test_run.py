@@ -40,6 +40,19 @@ def test_cubic_builder_gives_its_keys():
     tailsim.check(cfg)
 
 
+def test_cwnd_trace_is_a_table(tmp_path):
+    d = small_dict(20)
+    d["output"] = {"cwnd_trace": [3, 7]}
+    r = tailsim.run(d, tmp_path / "c", progress=False)
+    c = r.cwnd
+    assert set(c["flow_id"]) == {3, 7}
+    assert (c["cwnd"] > 0).all() and set(c["event"]) <= {"ack", "timeout"}
+    # Every ACK of a traced flow: its last row has everything acknowledged.
+    last = c.groupby("flow_id").last()
+    assert (last["una"] == last["nxt"]).all()
+    assert tailsim.run(small_dict(5), tmp_path / "n", progress=False).cwnd.empty
+
+
 def test_result_load_round_trips(tmp_path):
     r = tailsim.run(small_dict(100), tmp_path / "r", progress=False)
     back = tailsim.Result.load(tmp_path / "r")

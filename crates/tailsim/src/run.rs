@@ -359,7 +359,7 @@ impl Experiment {
                     write_parquet(&dir.join("retrievals.parquet"), "retrievals", &self.retrieval_columns())?;
                     write_parquet(&dir.join("workflows.parquet"), "workflows", &self.workflow_columns())?;
                 }
-                for (name, cols) in self.world.net.mechanism_tables() {
+                for (name, cols) in self.world.net.mechanism_tables().into_iter().chain(self.world.transport.table()) {
                     write_parquet(&dir.join(format!("{name}.parquet")), name, &cols)?;
                 }
             }
@@ -373,7 +373,7 @@ impl Experiment {
                     write_csv(&dir.join("retrievals.csv"), &self.retrieval_columns())?;
                     write_csv(&dir.join("workflows.csv"), &self.workflow_columns())?;
                 }
-                for (name, cols) in self.world.net.mechanism_tables() {
+                for (name, cols) in self.world.net.mechanism_tables().into_iter().chain(self.world.transport.table()) {
                     write_csv(&dir.join(format!("{name}.csv")), &cols)?;
                 }
             }

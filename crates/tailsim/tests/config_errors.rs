@@ -126,6 +126,9 @@ fn impossible_values_are_errors_not_panics() {
         ("[transport]\nkind = \"cubic\"\ncubic_c = 0", "transport.cubic_c"),
         ("[transport]\nkind = \"tcp\"\ncubic_c = 0.4", "transport.cubic_c"),
         ("[transport]\nkind = \"cubic\"\ndctcp_g = 0.5", "transport.dctcp_g"),
+        ("[transport]\nkind = \"homa\"\n[output]\ncwnd_trace = [0]", "output.cwnd_trace"),
+        ("[transport]\nkind = \"tcp\"\nsyn_rto = \"1s\"", "transport.syn_rto"),
+        ("[transport]\nkind = \"pfabric\"\nhandshake = true", "transport.handshake"),
         ("[[fault]]\nat = \"1us\"\nlink = [\"h0\", \"leaf0\"]", "fault[0]"),
         ("[[fault]]\nat = \"1us\"\nlink = [\"h0\", \"h1\"]\nstate = \"down\"", "fault[0].link"),
     ] {

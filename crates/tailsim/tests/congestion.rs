@@ -199,3 +199,94 @@ fn cubic_keeps_a_small_buffer_busier_than_newreno() {
     let half = fct("kind = \"cubic\"\ninit_cwnd = 10\ncubic_beta = 0.5");
     assert!(half > cubic, "β = 0.5: {:.3} ms, β = 0.7: {:.3} ms", half / 1e9, cubic / 1e9);
 }
+
+/// The `cwnd` table's rows: (una, nxt, cwnd, event).
+fn cwnd_rows(e: &Experiment) -> Vec<(i64, i64, f64, String)> {
+    use tailsim::metrics::output::Column;
+    let (name, cols) = e.world.transport.table().expect("a cwnd table");
+    assert_eq!(name, "cwnd");
+    let int = |n: &str| match cols.iter().find(|c| matches!(c, Column::I64(m, _) if *m == n)) {
+        Some(Column::I64(_, v)) => v.clone(),
+        _ => panic!("no column {n}"),
+    };
+    let cwnd = match cols.iter().find(|c| matches!(c, Column::F64("cwnd", _))) {
+        Some(Column::F64(_, v)) => v.clone(),
+        _ => panic!("no cwnd"),
+    };
+    let ev = match cols.iter().find(|c| matches!(c, Column::Str("event", _))) {
+        Some(Column::Str(_, v)) => v.clone(),
+        _ => panic!("no event"),
+    };
+    let (una, nxt) = (int("una"), int("nxt"));
+    (0..una.len()).map(|i| (una[i], nxt[i], cwnd[i], ev[i].clone())).collect()
+}
+
+/// One 300 KB flow from a 10 Gbps host into a 1 Gbps one through a switch marking above 3 KB: the initial
+/// window's burst queues at the 1 Gbps port and is marked.
+fn marked_first_round(transport: &str) -> String {
+    let workload = trace_workload("cwr_one_flow.csv", "1,0,300000,0\n");
+    format!(
+        "[topology]\nkind = \"star\"\nhost_rates = [\"1Gbps\", \"10Gbps\"]\ndelay = \"50us\"\n[switch]\nbuffer = \"1MB\"\n\
+         ecn_threshold = \"3KB\"\n[transport]\n{transport}\ninit_cwnd = 10\nmin_rto = \"10ms\"\n[output]\ncwnd_trace = [0]\n{workload}"
+    )
+}
+
+/// Linux's and ns-3's CWR state: after an ECN cut the window stays put until the round that was cut is
+/// acknowledged, then grows as congestion avoidance says: +acked/cwnd per ACK (checked row by row against
+/// the trace's own una). With `cwr_growth = true` it grows inside the round.
+#[test]
+fn an_ecn_cut_freezes_the_window_for_the_round_that_was_cut() {
+    let (e, s) = run(&marked_first_round("kind = \"tcp\"\necn = true"));
+    assert_eq!(s.flows_finished, 1);
+    let rows = cwnd_rows(&e);
+    assert!(rows.iter().all(|r| r.3 == "ack"));
+    // Slow start: +1 per newly acknowledged segment, from 10.
+    let cut = rows.windows(2).position(|w| w[1].2 < w[0].2).expect("an ECN cut") + 1;
+    let mut expect = 10.0;
+    for (i, r) in rows[..cut].iter().enumerate() {
+        let acked = r.0 - if i == 0 { 0 } else { rows[i - 1].0 };
+        expect += acked as f64;
+        assert_eq!(r.2, expect, "slow start, row {i}");
+    }
+    // Every later row: a cut halves (NewReno with ECN) and freezes the window until the cumulative ACK
+    // reaches what was outstanding at the cut (the row's nxt); otherwise congestion avoidance.
+    let (mut frozen, mut cuts, mut grew) = (None, 0, 0);
+    for i in cut..rows.len() {
+        let (r, prev) = (&rows[i], &rows[i - 1]);
+        if r.2 < prev.2 {
+            assert_eq!(r.2, (prev.2 / 2.0).max(1.0), "row {i}: a cut");
+            frozen = Some((r.2, r.1));
+            cuts += 1;
+            continue;
+        }
+        match frozen {
+            Some((w, end)) if r.0 < end => assert_eq!(r.2, w, "row {i}: the window grew inside the round that was cut"),
+            _ => {
+                let acked = (r.0 - prev.0) as f64;
+                assert!((r.2 - (prev.2 + acked / prev.2)).abs() < 1e-9, "row {i}: {} after {}", r.2, prev.2);
+                grew += (acked > 0.0) as u32;
+            }
+        }
+    }
+    assert!(cuts >= 2 && grew > 10, "{cuts} cuts, {grew} increases");
+    // The old behaviour: growth inside the cut round.
+    let (e, _) = run(&marked_first_round("kind = \"tcp\"\necn = true\ncwr_growth = true"));
+    let rows = cwnd_rows(&e);
+    let cut = rows.windows(2).position(|w| w[1].2 < w[0].2).unwrap() + 1;
+    let round_end = rows[cut].1;
+    assert!(rows[cut + 1..].iter().take_while(|r| r.0 < round_end).any(|r| r.2 > rows[cut].2));
+}
+
+#[test]
+fn dctcp_freezes_too_and_traces_only_the_named_flows() {
+    let (e, _) = run(&marked_first_round("kind = \"dctcp\""));
+    let rows = cwnd_rows(&e);
+    let cut = rows.windows(2).position(|w| w[1].2 < w[0].2).expect("a DCTCP cut") + 1;
+    let round_end = rows[cut].1;
+    assert!(rows[cut..].iter().take_while(|r| r.0 < round_end).all(|r| r.2 == rows[cut].2));
+    // Flow 1 does not exist: no rows for it, and a run without the key writes no table.
+    let (e, _) = run(&marked_first_round("kind = \"dctcp\"").replace("cwnd_trace = [0]", "cwnd_trace = [1]"));
+    assert!(cwnd_rows(&e).is_empty());
+    let (e, _) = run(&marked_first_round("kind = \"dctcp\"").replace("cwnd_trace = [0]", ""));
+    assert!(e.world.transport.table().is_none());
+}

@@ -641,6 +641,14 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
     };
     super::mechanisms::fastlane_transport(&c, &cfg, &mut transport)?;
     let o = &cfg.output;
+    if let Some(ids) = &o.cwnd_trace {
+        match &mut transport {
+            crate::transport::Transport::Tcp(t) if cfg.transport.kind.as_deref() != Some("ideal") => {
+                t.trace = crate::transport::tcp::CwndTrace::new(ids.clone())
+            }
+            _ => return Err(c.err("output.cwnd_trace", format!("traces TCP's window; transport.kind is \"{kind}\""))),
+        }
+    }
     let format = match o.format.as_deref().unwrap_or("parquet") {
         "parquet" => OutputFormat::Parquet,
         "csv" => OutputFormat::Csv,

@@ -270,6 +270,8 @@ pub struct TransportCfg {
     /// Open each flow with SYN / SYN-ACK, and the SYN's first timeout (1 s).
     pub handshake: Option<bool>,
     pub syn_rto: Option<Duration>,
+    /// Keep growing the window during the round an ECN mark cut (before Linux's CWR freeze was modelled).
+    pub cwr_growth: Option<bool>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -363,6 +365,8 @@ pub struct OutputCfg {
     pub warmup: Option<Duration>,
     /// Sample every port's queue occupancy at this interval into queues.parquet (off by default).
     pub queue_sample: Option<Duration>,
+    /// Flow ids whose TCP congestion window is recorded at every ACK and timeout into cwnd.parquet.
+    pub cwnd_trace: Option<Vec<u64>>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]

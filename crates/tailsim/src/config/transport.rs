@@ -178,6 +178,7 @@ pub(super) fn transport(
         ooo_inflation: t.ooo_inflation.unwrap_or(false),
         handshake,
         syn_rto,
+        cwr_freeze: !t.cwr_growth.unwrap_or(false),
     })))
 }
 
@@ -291,7 +292,7 @@ pub(super) fn only_kind_keys(c: &Ctx, t: &TransportCfg) -> R<()> {
     const RD: &[&str] = &["homa", "phost", "ndp"];
     const HP: &[&str] = &["homa", "phost"];
     const PHOST: &[&str] = &["phost"];
-    let keys: [(&str, bool, &[&str]); 36] = [
+    let keys: [(&str, bool, &[&str]); 37] = [
         ("ecn", t.ecn.is_some(), TCP),
         ("init_cwnd", t.init_cwnd.is_some(), TCP),
         ("min_rto", t.min_rto.is_some(), TCP),
@@ -316,6 +317,7 @@ pub(super) fn only_kind_keys(c: &Ctx, t: &TransportCfg) -> R<()> {
         ("cubic_beta", t.cubic_beta.is_some(), TCP),
         ("handshake", t.handshake.is_some(), TCP),
         ("syn_rto", t.syn_rto.is_some(), TCP),
+        ("cwr_growth", t.cwr_growth.is_some(), TCP),
         ("header", t.header.is_some(), RD),
         ("rtt_bytes", t.rtt_bytes.is_some(), RD),
         ("resend_timeout", t.resend_timeout.is_some(), RD),

@@ -148,6 +148,14 @@ pub enum Transport {
 }
 
 impl Transport {
+    /// The transport's own results table (TCP's `cwnd` trace), if it has one.
+    pub fn table(&self) -> Option<(&'static str, Vec<crate::metrics::output::Column>)> {
+        match self {
+            Transport::Tcp(t) => t.trace.table(),
+            _ => None,
+        }
+    }
+
     pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
         match self {
             Transport::Tcp(t) => t.start_flow(ctx, f),

@@ -8,8 +8,11 @@
 mod cubic;
 mod fastlane;
 mod handshake;
+mod trace;
 
 pub use cubic::CubicParams;
+pub use trace::CwndTrace;
+use trace::{TraceEvent, Window};
 
 pub use fastlane::NoticeReaction;
 
@@ -144,6 +147,9 @@ pub struct TcpConfig {
     pub handshake: bool,
     /// The SYN's first timeout, doubled per retry.
     pub syn_rto: Time,
+    /// After an ECN cut (DCTCP, or `ecn` with NewReno or CUBIC), the window does not grow until the round
+    /// that was cut is acknowledged: Linux's and ns-3's CWR state. False keeps growing (`cwr_growth`).
+    pub cwr_freeze: bool,
 }
 
 // Scoreboard flags per segment.
@@ -204,6 +210,8 @@ struct Flow {
     established: bool,
     /// The SYN's current timeout.
     syn_rto: Time,
+    /// In `output.cwnd_trace`.
+    traced: bool,
     /// FL-PS: window inflation by the receiver's out-of-order count.
     ooo_inflate: u32,
     // --- receiver ---
@@ -225,6 +233,8 @@ pub struct Tcp {
     /// Generation per slot, bumped when a flow's state is freed.
     gens: Vec<u32>,
     pub stats: TcpStats,
+    /// `output.cwnd_trace`: the traced flows' windows.
+    pub trace: CwndTrace,
 }
 
 /// What TCP senders counted (in summary.json's `transport` once a notice arrived).
@@ -246,7 +256,7 @@ pub struct TcpStats {
 
 impl Tcp {
     pub fn new(cfg: TcpConfig) -> Tcp {
-        Tcp { cfg, flows: Slab::default(), gens: Vec::new(), stats: TcpStats::default() }
+        Tcp { cfg, flows: Slab::default(), gens: Vec::new(), stats: TcpStats::default(), trace: CwndTrace::default() }
     }
 
     pub fn active(&self) -> usize {
@@ -311,6 +321,7 @@ impl Tcp {
             cubic: Default::default(),
             established: !self.cfg.handshake,
             syn_rto: self.cfg.syn_rto,
+            traced: self.trace.wants(f.id),
             ooo_inflate: 0,
             rcv_nxt: 0,
             ooo: Vec::new(),
@@ -605,7 +616,7 @@ impl Tcp {
             f.cwnd = f.ssthresh;
             f.inflate = if cfg.sack { 0 } else { cfg.dupthresh };
             mark_lost(f, f.una);
-        } else if advanced {
+        } else if advanced && !(cfg.cwr_freeze && f.una < f.cwr_end) {
             if f.cwnd < f.ssthresh {
                 f.cwnd += newly_acked as f64;
             } else if let CongestionControl::Cubic(c) = cfg.cc {
@@ -630,6 +641,9 @@ impl Tcp {
         }
         if f.fl.active {
             fastlane::on_ack(cfg, f, p.aux);
+        }
+        if f.traced {
+            self.trace.record(ctx.now, f.id, TraceEvent::Ack, window(f));
         }
         if f.una == f.nsegs {
             f.rto_timer.cancel();
@@ -674,6 +688,8 @@ impl Tcp {
             }
         };
         f.cwnd = 1.0;
+        // A timeout ends a window reduction in progress (Linux leaves CWR for Loss): slow start may grow.
+        f.cwr_end = f.cwr_end.min(f.una);
         f.in_recovery = false;
         f.inflate = 0;
         f.dupacks = 0;
@@ -691,6 +707,9 @@ impl Tcp {
         f.retx_hint = f.una;
         if cfg.fixed_rto.is_none() {
             f.rto = Time((f.rto.0 * 2).min(cfg.max_rto.0));
+        }
+        if f.traced {
+            self.trace.record(ctx.now, f.id, TraceEvent::Timeout, window(f));
         }
         self.try_send(ctx, slot);
     }
@@ -758,6 +777,11 @@ fn segment_packet(
     (p.class, p.rank) = priority(cfg, f, seg, now);
     p.hash = f.hash;
     p
+}
+
+/// What the cwnd trace records of a sender.
+fn window(f: &Flow) -> Window {
+    Window { cwnd: f.cwnd, ssthresh: f.ssthresh, pipe: f.pipe, una: f.una, nxt: f.nxt }
 }
 
 /// The class and priority number of segment `seg` of flow `f`, sent at `now`.
