@@ -19,6 +19,7 @@ const SCENARIOS: &[(&str, &str, &[&str])] = &[
     ("ndp-incast", "crates/tailsim/tests/golden/ndp-incast.toml", &[]),
     ("phost-w1", "crates/tailsim/tests/golden/phost-w1.toml", &[]),
     ("faults-tcp", "crates/tailsim/tests/golden/faults-tcp.toml", &[]),
+    ("dctcp-classes", "crates/tailsim/tests/golden/dctcp-classes.toml", &[]),
 ];
 
 fn root() -> PathBuf {
