@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from .result import Result
-from .sweep import sweep
+from .sweep import sweep, write_atomic
 
 
 def merge(a: dict, b: dict) -> dict:
@@ -58,6 +58,14 @@ def run_points(
     return pd.DataFrame(rows)
 
 
+def value_at(d: pd.DataFrame, col: str, **at) -> float | None:
+    """``col`` in the first row of ``d`` whose columns equal ``at`` (e.g. ``scheme="TCP", util=0.2``)."""
+    sel = d
+    for k, v in at.items():
+        sel = sel[sel[k] == v]
+    return float(sel[col].iloc[0]) if len(sel) else None
+
+
 def row(target: str, measured, low: float, high: float, note: str = "") -> dict:
     """One target: what was measured against the accepted range ``low``–``high`` (``within`` is None when the
     point was not run or gave no number)."""
@@ -82,13 +90,6 @@ def targets_md(rows: list) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write_atomic(path: Path, write: Callable[[Path], None]) -> None:
-    """``write`` to a temporary name beside ``path``, then rename: a reader never sees half a file."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    write(tmp)
-    os.replace(tmp, path)
-
-
 def reproduce(
     out: os.PathLike | str,
     parts: Sequence[str],
@@ -109,9 +110,9 @@ def reproduce(
     res = {name: fn(scale, out, run) for name, fn in part_fns.items() if name in parts}
     if any(len(d) for d in res.values()):
         summary = summarize(res) if summarize else pd.concat([d for d in res.values() if len(d)], ignore_index=True)
-        _write_atomic(out / "summary.parquet", lambda p: summary.to_parquet(p, index=False))
+        write_atomic(out / "summary.parquet", lambda p: summary.to_parquet(p, index=False))
     rows = check_targets(res)
-    _write_atomic(out / "targets.json", lambda p: p.write_text(json.dumps(rows, indent=1)))
-    _write_atomic(out / "targets.md", lambda p: p.write_text(targets_md(rows)))
+    write_atomic(out / "targets.json", lambda p: p.write_text(json.dumps(rows, indent=1)))
+    write_atomic(out / "targets.md", lambda p: p.write_text(targets_md(rows)))
     figures(res, out)
     return res

@@ -30,7 +30,7 @@ from typing import Optional
 import pandas as pd
 
 from . import plots
-from ._reproduce import reproduce, row, run_points
+from ._reproduce import reproduce, row, run_points, value_at
 from .result import Result, table_file
 
 PARTS = ("efficiency", "extras")
@@ -158,13 +158,6 @@ def extras(c: dict, out: Path, run: dict) -> pd.DataFrame:
     return run_points("extras", specs, out, run, _measure)
 
 
-def _at(d: pd.DataFrame, col: str, **at) -> Optional[float]:
-    sel = d
-    for k, v in at.items():
-        sel = sel[sel[k] == v]
-    return float(sel[col].iloc[0]) if len(sel) else None
-
-
 def _rise(d: pd.DataFrame, col: str) -> Optional[float]:
     """``col`` at the largest threshold minus at the smallest."""
     d = d.sort_values("pct")
@@ -180,7 +173,7 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
             rows.append(
                 row(
                     f"B1 {app}: INT / BurstRadar packets at {HEADLINE_PCT} % of the RTT (stated ≥ 10, Fig. 3.5)",
-                    _at(g, "int_over_burstradar", pct=HEADLINE_PCT),
+                    value_at(g, "int_over_burstradar", pct=HEADLINE_PCT),
                     STATED_INT_RATIO / RATIO_TOL,
                     1e9,
                 )
@@ -227,7 +220,7 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
             rows.append(
                 row(
                     f"B2 cache {key} sizes: extra vs oracle at {HEADLINE_PCT} % (%; stated ≈ {stated:g}, Fig. 3.6)",
-                    _at(x, "extra_pct", sizes=sizes, pct=HEADLINE_PCT),
+                    value_at(x, "extra_pct", sizes=sizes, pct=HEADLINE_PCT),
                     lo,
                     hi,
                 )
@@ -261,8 +254,8 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
             )
         )
     if e is not None and len(e):
-        web = _at(e, "extra_pct", app="web", pct=HEADLINE_PCT)
-        cache = _at(e, "extra_pct", app="cache", pct=HEADLINE_PCT)
+        web = value_at(e, "extra_pct", app="web", pct=HEADLINE_PCT)
+        cache = value_at(e, "extra_pct", app="cache", pct=HEADLINE_PCT)
         rows.append(
             row(
                 f"B2 web's real-size extras below cache's at {HEADLINE_PCT} % (web − cache, points; < 0)",

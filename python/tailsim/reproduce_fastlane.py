@@ -32,7 +32,7 @@ from typing import Optional
 import pandas as pd
 
 from . import plots
-from ._reproduce import merge as _merge, reproduce, row as _row, run_points
+from ._reproduce import merge as _merge, reproduce, row as _row, run_points, value_at
 from .result import Result
 
 PARTS = ("util", "share", "caps", "buffers", "testbed")
@@ -271,20 +271,13 @@ def _red(d: pd.DataFrame, scheme: str, col: str, **at) -> Optional[float]:
     return float(sel["reduction_pct"].iloc[0]) if len(sel) else None
 
 
-def _val(d: pd.DataFrame, col: str, **at) -> Optional[float]:
-    sel = d
-    for k, v in at.items():
-        sel = sel[sel[k] == v]
-    return float(sel[col].iloc[0]) if len(sel) else None
-
-
 def check_targets(res: dict[str, pd.DataFrame]) -> list:
     rows: list = []
     u = res.get("util")
     if u is not None and len(u):
         if 0.2 in set(u["util"]):
             for s, stated in (("TCP", 1.12), ("FL-PS", 0.21)):
-                m = _val(u, "p999_2000", scheme=s, util=0.2)
+                m = value_at(u, "p999_2000", scheme=s, util=0.2)
                 rows.append(
                     _row(f"F1 {s} 2 KB p99.9 at 20 % (ms; stated {stated})", m, stated / TIME_TOL, stated * TIME_TOL)
                 )
@@ -475,7 +468,7 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
                 rows.append(
                     _row(
                         f"F9 testbed {s} 8 KB p99.9 at 20 % (ms; stated {stated})",
-                        _val(t, "p999_8000", scheme=s, util=0.2),
+                        value_at(t, "p999_8000", scheme=s, util=0.2),
                         stated / TESTBED_TIME_TOL,
                         stated * TESTBED_TIME_TOL,
                     )

@@ -19,7 +19,7 @@ import multiprocessing as mp
 import os
 import sys
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,10 +81,15 @@ def _run_point(spec: dict) -> dict:
         return {"id": spec["id"], "ok": False, "error": msg}
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
+    """``write`` to a temporary name beside ``path``, then rename: a reader never sees half a file."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text)
+    write(tmp)
     os.replace(tmp, path)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    write_atomic(path, lambda p: p.write_text(text))
 
 
 @dataclass
@@ -251,12 +256,14 @@ def _combine(out: Path, specs: list) -> None:
     if present:
         flow_schema = _unify([pq.read_schema(f) if f.suffix == ".parquet" else _read_flows(f).schema for f in present])
         flow_schema = pa.schema([f for f in flow_schema if f.name not in tag_schema.names] + list(tag_schema))
-        tmp = out / f".flows.parquet.tmp-{os.getpid()}"
-        with pq.ParquetWriter(tmp, flow_schema) as w:
-            for i, f in enumerate(files):
-                if f is not None:
-                    w.write_table(_with_tags(_read_flows(f), flow_schema, tag_schema, tags.iloc[i]))
-        os.replace(tmp, out / "flows.parquet")
+
+        def write_flows(tmp: Path) -> None:
+            with pq.ParquetWriter(tmp, flow_schema) as w:
+                for i, f in enumerate(files):
+                    if f is not None:
+                        w.write_table(_with_tags(_read_flows(f), flow_schema, tag_schema, tags.iloc[i]))
+
+        write_atomic(out / "flows.parquet", write_flows)
     buckets = []
     for i, s in enumerate(done):
         r = Result.load(s["dir"])
@@ -268,9 +275,7 @@ def _combine(out: Path, specs: list) -> None:
             b[k] = v
         buckets.append(b)
     df = pd.concat(buckets, ignore_index=True)
-    tmp = out / f".summary.parquet.tmp-{os.getpid()}"
-    df.to_parquet(tmp, index=False)
-    os.replace(tmp, out / "summary.parquet")
+    write_atomic(out / "summary.parquet", lambda p: df.to_parquet(p, index=False))
 
 
 def _read_flows(f: Path) -> pa.Table:

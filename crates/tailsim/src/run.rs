@@ -348,35 +348,22 @@ impl Experiment {
     /// Write flows, ports and summary.json into `dir` (created if needed), each file atomically.
     pub fn write_results(&self, dir: &Path, summary: &Summary) -> io::Result<()> {
         std::fs::create_dir_all(dir)?;
-        match self.format {
-            OutputFormat::Parquet => {
-                write_parquet(&dir.join("flows.parquet"), "flows", &self.flow_columns())?;
-                write_parquet(&dir.join("ports.parquet"), "ports", &self.port_columns())?;
-                if !self.world.queue_samples.is_empty() {
-                    write_parquet(&dir.join("queues.parquet"), "queues", &self.queue_columns())?;
-                }
-                if !self.world.jobs.workflows.is_empty() {
-                    write_parquet(&dir.join("retrievals.parquet"), "retrievals", &self.retrieval_columns())?;
-                    write_parquet(&dir.join("workflows.parquet"), "workflows", &self.workflow_columns())?;
-                }
-                for (name, cols) in self.world.net.mechanism_tables().into_iter().chain(self.world.transport.table()) {
-                    write_parquet(&dir.join(format!("{name}.parquet")), name, &cols)?;
-                }
-            }
-            OutputFormat::Csv => {
-                write_csv(&dir.join("flows.csv"), &self.flow_columns())?;
-                write_csv(&dir.join("ports.csv"), &self.port_columns())?;
-                if !self.world.queue_samples.is_empty() {
-                    write_csv(&dir.join("queues.csv"), &self.queue_columns())?;
-                }
-                if !self.world.jobs.workflows.is_empty() {
-                    write_csv(&dir.join("retrievals.csv"), &self.retrieval_columns())?;
-                    write_csv(&dir.join("workflows.csv"), &self.workflow_columns())?;
-                }
-                for (name, cols) in self.world.net.mechanism_tables().into_iter().chain(self.world.transport.table()) {
-                    write_csv(&dir.join(format!("{name}.csv")), &cols)?;
-                }
-            }
+        // One table at a time, each built just before it is written (a flows table can be large).
+        let write = |name: &str, cols: Vec<Column>| match self.format {
+            OutputFormat::Parquet => write_parquet(&dir.join(format!("{name}.parquet")), name, &cols),
+            OutputFormat::Csv => write_csv(&dir.join(format!("{name}.csv")), &cols),
+        };
+        write("flows", self.flow_columns())?;
+        write("ports", self.port_columns())?;
+        if !self.world.queue_samples.is_empty() {
+            write("queues", self.queue_columns())?;
+        }
+        if !self.world.jobs.workflows.is_empty() {
+            write("retrievals", self.retrieval_columns())?;
+            write("workflows", self.workflow_columns())?;
+        }
+        for (name, cols) in self.world.net.mechanism_tables().into_iter().chain(self.world.transport.table()) {
+            write(name, cols)?;
         }
         // Written last: its presence marks a complete results directory.
         write_atomic(&dir.join("summary.json"), |f| {

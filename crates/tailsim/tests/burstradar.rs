@@ -7,31 +7,9 @@ mod common;
 use common::*;
 use tailsim::net::mech::Mech;
 
-/// The testbed with a 1 Gbps background from h0 and 25 Gbps bursts from h1, both to h2, for `ms`.
+/// The testbed with the example's bursts (`BURSTS`), for `ms`.
 fn testbed(sizes: &str, extra: &str, ms: u32) -> String {
-    format!(
-        r#"
-[topology]
-preset = "burstradar-testbed"
-{extra}
-[[workload]]
-kind = "cbr"
-src = 0
-dst = 2
-line_rate = "1Gbps"
-{sizes}
-until = "{ms}ms"
-[[workload]]
-kind = "cbr"
-src = 1
-dst = 2
-line_rate = "25Gbps"
-{sizes}
-on = [[4, 0.0], [10, 0.5], [20, 0.7], [40, 0.85], [80, 0.95], [160, 1.0]]
-off = [[200, 0.0], [1000, 0.3], [2000, 0.6], [4000, 0.85], [10000, 1.0]]
-until = "{ms}ms"
-"#
-    )
+    burstradar_testbed(sizes, BURSTS, extra, ms)
 }
 
 const MIXED: &str = "packet_sizes = [[200, 0.3], [576, 0.6], [1000, 0.8], [1500, 1.0]]";

@@ -1,6 +1,8 @@
 //! The hot path does not allocate: once queues and pipes have grown to their working size, moving packets
 //! costs no heap allocation. Measured with a counting global allocator over a steady-state window.
 
+mod common;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -43,28 +45,8 @@ fn steady_state_moves_packets_without_allocating() {
 /// would cost one per courier.
 fn burstradar_steady_state() {
     let sizes = "packet_sizes = [[200, 0.3], [576, 0.6], [1000, 0.8], [1500, 1.0]]";
-    let toml = format!(
-        r#"
-[topology]
-preset = "burstradar-testbed"
-[[workload]]
-kind = "cbr"
-src = 0
-dst = 2
-line_rate = "1Gbps"
-{sizes}
-until = "40ms"
-[[workload]]
-kind = "cbr"
-src = 1
-dst = 2
-line_rate = "25Gbps"
-{sizes}
-on = [[4, 0.0], [40, 1.0]]
-off = [[200, 0.0], [1000, 1.0]]
-until = "40ms"
-"#
-    );
+    let bursts = "on = [[4, 0.0], [40, 1.0]]\noff = [[200, 0.0], [1000, 1.0]]";
+    let toml = common::burstradar_testbed(sizes, bursts, "", 40);
     let dir = std::env::temp_dir();
     let mut e = tailsim::load_str(&toml, "t.toml", &dir, &[]).unwrap();
     use tailsim::sim::StopAt;

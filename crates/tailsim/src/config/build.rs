@@ -577,12 +577,12 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         .map(|(i, w)| super::workload::cbr_source(&c, w, i, hosts, fr))
         .collect::<R<Vec<_>>>()?;
     if !cbr.is_empty() {
-        if cfg.transport.kind.as_deref() == Some("ideal") {
+        if kind == "ideal" {
             return Err(c.err("transport.kind", "the flow-level Ideal has no packets: drop the cbr workloads"));
         }
         net.install(crate::net::mech::Mech::Cbr(crate::traffic::cbr::Cbr::new(cbr, cfg.seed)), []);
     }
-    if cfg.transport.kind.as_deref() == Some("ideal") {
+    if kind == "ideal" {
         if let Some(i) = generators.iter().position(|g| matches!(g, Generator::Jobs(_) | Generator::Background(_))) {
             return Err(c.err(
                 &format!("workload[{i}].kind"),
@@ -643,7 +643,7 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
     let o = &cfg.output;
     if let Some(ids) = &o.cwnd_trace {
         match &mut transport {
-            crate::transport::Transport::Tcp(t) if cfg.transport.kind.as_deref() != Some("ideal") => {
+            crate::transport::Transport::Tcp(t) if kind != "ideal" => {
                 t.trace = crate::transport::tcp::CwndTrace::new(ids.clone())
             }
             _ => return Err(c.err("output.cwnd_trace", format!("traces TCP's window; transport.kind is \"{kind}\""))),
@@ -680,7 +680,7 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         format,
         buckets,
         warmup,
-        flow_level: cfg.transport.kind.as_deref() == Some("ideal"),
+        flow_level: kind == "ideal",
         resolved,
     })
 }

@@ -95,3 +95,34 @@ pub fn two_leaves(spines: u32, extra: &str) -> String {
          init_cwnd = 10\nmin_rto = \"200us\"\n{extra}\n"
     )
 }
+
+/// The bursts of `examples/burstradar-testbed.toml`: on and off lengths (µs) from CDFs.
+pub const BURSTS: &str = "on = [[4, 0.0], [10, 0.5], [20, 0.7], [40, 0.85], [80, 0.95], [160, 1.0]]
+off = [[200, 0.0], [1000, 0.3], [2000, 0.6], [4000, 0.85], [10000, 1.0]]";
+
+/// The `burstradar-testbed` preset with a 1 Gbps background from h0 and 25 Gbps bursts (`bursts`: their
+/// `on`/`off` keys) from h1, both to h2, `sizes` for both, for `ms`; `extra` goes after the topology.
+pub fn burstradar_testbed(sizes: &str, bursts: &str, extra: &str, ms: u32) -> String {
+    format!(
+        r#"
+[topology]
+preset = "burstradar-testbed"
+{extra}
+[[workload]]
+kind = "cbr"
+src = 0
+dst = 2
+line_rate = "1Gbps"
+{sizes}
+until = "{ms}ms"
+[[workload]]
+kind = "cbr"
+src = 1
+dst = 2
+line_rate = "25Gbps"
+{sizes}
+{bursts}
+until = "{ms}ms"
+"#
+    )
+}

@@ -52,8 +52,10 @@ pub struct Cubic {
 }
 
 impl Cubic {
-    /// A congestion event (loss detected, or an ECN echo) at window `cwnd`: remember W_max and return the
-    /// reduced window β·cwnd (at least 2 segments), which becomes both ssthresh and cwnd.
+    /// A congestion event (loss detected, an ECN echo, or a timeout) at window `cwnd`: remember W_max and
+    /// return the reduced window β·cwnd (at least 2 segments), which becomes ssthresh, and cwnd except after
+    /// a timeout, where the window restarts from one segment in slow start (RFC 5681) and CUBIC takes over at
+    /// ssthresh with the W_max recorded here (RFC 9438 §4.8).
     pub fn on_congestion(&mut self, p: CubicParams, cwnd: f64) -> f64 {
         // §4.7: a flow whose window shrank since the last event releases more.
         self.w_max = if cwnd < self.w_last_max { cwnd * (1.0 + p.beta) / 2.0 } else { cwnd };
@@ -61,12 +63,6 @@ impl Cubic {
         self.epoch = None;
         self.cwnd_prior = cwnd;
         (cwnd * p.beta).max(2.0)
-    }
-
-    /// A retransmission timeout: as a congestion event, but the window restarts from one segment in slow
-    /// start (RFC 5681); CUBIC takes over at ssthresh with the W_max recorded here (§4.8).
-    pub fn on_timeout(&mut self, p: CubicParams, cwnd: f64) -> f64 {
-        self.on_congestion(p, cwnd)
     }
 
     /// W_cubic(t) for the current epoch, `t` seconds after it began.

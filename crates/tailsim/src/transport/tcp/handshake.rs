@@ -14,7 +14,7 @@
 //!   configurations set low for data); RTT samples and the data RTO start from the SYN-ACK's round trip
 //!   (RFC 6298 §2.2), as Linux does.
 
-use super::{Ctx, Flow, Tcp, TcpConfig};
+use super::{control_packet, rtt_sample, Ctx, Tcp};
 use crate::engine::TimerKind;
 use crate::net::packet::{Packet, PktKind};
 use crate::units::{FlowSlot, Time};
@@ -26,12 +26,9 @@ impl Tcp {
     /// Send (or resend) the flow's SYN and arm its timer.
     pub(super) fn send_syn(&mut self, ctx: &mut Ctx, slot: FlowSlot) {
         let gen = self.gens[slot.idx()];
-        let cfg = &self.cfg;
         let f = self.flows.get_mut(slot.0);
-        let mut p = Packet::new(PktKind::Syn, slot, gen, f.src, f.dst);
-        control(cfg, f, &mut p);
+        let mut p = control_packet(&self.cfg, f, PktKind::Syn, slot, gen, false);
         p.ts = ctx.now;
-        p.hash = f.hash;
         let (src, at) = (f.src, ctx.now + f.syn_rto);
         ctx.send(src, p);
         f.rto_timer.set(ctx, at, slot, gen, TimerKind::Retransmit);
@@ -39,30 +36,21 @@ impl Tcp {
 
     /// The receiver answers every SYN, a repeated one too (its SYN-ACK may have been lost).
     pub(super) fn on_syn(&mut self, ctx: &mut Ctx, p: Packet) {
-        let cfg = &self.cfg;
         let f = self.flows.get(p.flow.0);
-        let mut a = Packet::new(PktKind::SynAck, p.flow, p.flow_gen, f.dst, f.src);
-        control(cfg, f, &mut a);
+        let mut a = control_packet(&self.cfg, f, PktKind::SynAck, p.flow, p.flow_gen, true);
         a.ts = p.ts;
-        // The reverse direction hashes as the ACKs do.
-        a.hash = f.hash.rotate_left(16) ^ 0x5555;
         ctx.send(f.dst, a);
     }
 
     /// The SYN-ACK opens the connection: its round trip is the first RTT sample, and data may flow.
     pub(super) fn on_syn_ack(&mut self, ctx: &mut Ctx, p: Packet) {
-        let cfg = &self.cfg;
         let f = self.flows.get_mut(p.flow.0);
         if f.established {
             return; // the answer to a repeated SYN
         }
         f.established = true;
         f.rto_timer.cancel();
-        let r = (ctx.now - p.ts).0 as f64;
-        f.srtt = r;
-        f.rttvar = r / 2.0;
-        let rto = Time((f.srtt + 4.0 * f.rttvar) as u64);
-        f.rto = cfg.fixed_rto.unwrap_or(rto.max(cfg.min_rto).min(cfg.max_rto));
+        rtt_sample(&self.cfg, f, (ctx.now - p.ts).0 as f64);
         self.try_send(ctx, p.flow);
     }
 
@@ -75,11 +63,4 @@ impl Tcp {
         f.syn_rto = Time(f.syn_rto.0.saturating_mul(2)).min(max);
         self.send_syn(ctx, slot);
     }
-}
-
-/// Size, class and priority of a handshake packet: an ACK's size and class, the most urgent rank.
-fn control(cfg: &TcpConfig, f: &Flow, p: &mut Packet) {
-    p.size = cfg.ack_size;
-    p.class = f.class.unwrap_or_else(|| cfg.class.top());
-    p.rank = 0;
 }

@@ -456,14 +456,10 @@ impl Tcp {
         let gen = self.gens[slot.idx()];
         let f = self.flows.get_mut(slot.0);
         f.pending_acks = 0;
-        let mut a = Packet::new(PktKind::Ack, slot, gen, f.dst, f.src);
-        a.size = self.cfg.ack_size;
+        let mut a = control_packet(&self.cfg, f, PktKind::Ack, slot, gen, true);
         a.seq = f.rcv_nxt;
         a.ece = ece;
         a.ts = f.last_ts;
-        a.class = f.class.unwrap_or_else(|| self.cfg.class.top());
-        a.rank = 0; // ACKs are the most urgent packets of all (a decision: the paper does not say)
-        a.hash = f.hash.rotate_left(16) ^ 0x5555;
         a.aux = flags;
         if self.cfg.ooo_inflation {
             a.aux |= fastlane::ooo_count(&f.ooo);
@@ -523,16 +519,7 @@ impl Tcp {
         let mut newly_acked = 0;
         if advanced {
             // RTT from the echoed timestamp (every ACK gives a valid sample, so Karn's rule is not needed).
-            let r = (ctx.now - p.ts).0 as f64;
-            if f.srtt == 0.0 {
-                f.srtt = r;
-                f.rttvar = r / 2.0;
-            } else {
-                f.rttvar = 0.75 * f.rttvar + 0.25 * (f.srtt - r).abs();
-                f.srtt = 0.875 * f.srtt + 0.125 * r;
-            }
-            let rto = Time((f.srtt + 4.0 * f.rttvar) as u64);
-            f.rto = cfg.fixed_rto.unwrap_or(rto.max(cfg.min_rto).min(cfg.max_rto));
+            rtt_sample(cfg, f, (ctx.now - p.ts).0 as f64);
             for s in f.una..ack {
                 if f.flags[s as usize] & INFLIGHT != 0 {
                     f.pipe -= 1;
@@ -681,7 +668,7 @@ impl Tcp {
             return;
         }
         f.ssthresh = match cfg.cc {
-            CongestionControl::Cubic(c) => f.cubic.on_timeout(c, f.cwnd),
+            CongestionControl::Cubic(c) => f.cubic.on_congestion(c, f.cwnd),
             _ => {
                 let before = if cfg.ssthresh_from_cwnd { f.cwnd } else { (f.nxt - f.una) as f64 };
                 (before / 2.0).max(2.0)
@@ -776,6 +763,34 @@ fn segment_packet(
     p.ts = now;
     (p.class, p.rank) = priority(cfg, f, seg, now);
     p.hash = f.hash;
+    p
+}
+
+/// One RTT sample `r` (ps) into SRTT and RTTVAR, and the RTO from them (RFC 6298 §2), unless it is fixed.
+fn rtt_sample(cfg: &TcpConfig, f: &mut Flow, r: f64) {
+    if f.srtt == 0.0 {
+        f.srtt = r;
+        f.rttvar = r / 2.0;
+    } else {
+        f.rttvar = 0.75 * f.rttvar + 0.25 * (f.srtt - r).abs();
+        f.srtt = 0.875 * f.srtt + 0.125 * r;
+    }
+    let rto = Time((f.srtt + 4.0 * f.rttvar) as u64);
+    f.rto = cfg.fixed_rto.unwrap_or(rto.max(cfg.min_rto).min(cfg.max_rto));
+}
+
+/// A header-only control packet of flow `f` (ACK, SYN, SYN-ACK): `packet.ack` bytes, the flow's class, the
+/// most urgent rank (a decision: the papers do not say), and on the `reverse` path (receiver to sender) a
+/// hash of its own, so that ACKs need not follow the data's path backwards.
+#[inline]
+fn control_packet(cfg: &TcpConfig, f: &Flow, kind: PktKind, slot: FlowSlot, gen: u32, reverse: bool) -> Packet {
+    let (src, dst, hash) =
+        if reverse { (f.dst, f.src, f.hash.rotate_left(16) ^ 0x5555) } else { (f.src, f.dst, f.hash) };
+    let mut p = Packet::new(kind, slot, gen, src, dst);
+    p.size = cfg.ack_size;
+    p.class = f.class.unwrap_or_else(|| cfg.class.top());
+    p.rank = 0;
+    p.hash = hash;
     p
 }
 
