@@ -38,6 +38,32 @@ fn steady_state_moves_packets_without_allocating() {
     // resend from their notice lists (Algorithm 1), under CoDel marking.
     steady_state("ecmp", "[fastlane]\n[codel]\n");
     burstradar_steady_state();
+    sqr_steady_state();
+}
+
+/// SQR's ring on its testbed: a long CUBIC flow h2 → h4 with sw6–sw10 failing for 760 us every 5 ms, so the
+/// window has copies made, passed round the ring, retired, and resent in order after each failure.
+fn sqr_steady_state() {
+    let dir = std::env::temp_dir().join(format!("tailsim-noalloc-sqr-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("t.csv"), "src,dst,size_bytes,start_us\n2,4,1000000000,0\n").unwrap();
+    let toml = "[topology]\npreset = \"sqr-testbed\"\n[sqr]\n[[workload]]\nkind = \"trace\"\npath = \"t.csv\"\n\
+                [[fault]]\nat = \"2ms\"\nlink = [\"sw6\", \"sw10\"]\nstate = \"down\"\nduration = \"760us\"\n\
+                every = \"5ms\"\ncount = 20\n";
+    let mut e = tailsim::load_str(toml, "t.toml", &dir, &[]).unwrap();
+    use tailsim::sim::StopAt;
+    use tailsim::units::Time;
+    e.world.run(StopAt { time: Some(Time::ms(15)), max_events: None }, &mut |_| true);
+    let copies0 = e.world.pk.made[2];
+    let before = ALLOCS.load(Ordering::Relaxed);
+    e.world.run(StopAt { time: Some(Time::ms(35)), max_events: None }, &mut |_| true);
+    let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+    let copies = e.world.pk.made[2] - copies0;
+    let q = &e.world.net.mechanism_summaries()[0].1;
+    assert!(copies > 5_000 && q["resent"].as_u64().unwrap() > 0, "SQR must be copying and resending: {copies}, {q}");
+    eprintln!("sqr: {allocs} allocations, {copies} copies, {q}");
+    assert!(allocs * 1000 <= copies, "{allocs} allocations for {copies} copies");
+    e.world.check_conservation().unwrap();
 }
 
 /// BurstRadar on its testbed under raw bursts: marks, ring writes, couriers cloned through the mirror port.

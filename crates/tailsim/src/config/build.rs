@@ -215,9 +215,16 @@ fn topology(c: &Ctx, t: &TopologyCfg, switch_delay: Option<Time>) -> R<TopologyS
             let p = c.need(&t.path, "topology.path", "the path of a topology file")?;
             topology_file(&c.path(&p), sd).map_err(|m| c.err("topology.path", m))
         }
+        "inline" => {
+            let hosts = c.need(&t.hosts, "topology.hosts", "the number of hosts")?;
+            let links = c.need(&t.link, "topology.link", "the links ([[topology.link]] a, b, rate)")?;
+            topology_links(hosts, t.switch.as_deref().unwrap_or(&[]), &links, sd).map_err(|m| c.err("topology", m))
+        }
         other => Err(c.err(
             "topology.kind",
-            format!("unknown kind \"{other}\"; expected \"leaf-spine\", \"fat-tree\", \"star\", \"htsim\" or \"file\""),
+            format!(
+                "unknown kind \"{other}\"; expected \"leaf-spine\", \"fat-tree\", \"star\", \"htsim\", \"file\" or \"inline\""
+            ),
         )),
     }
 }
@@ -230,42 +237,36 @@ fn topology_file(path: &Path, default_delay: Time) -> Result<TopologySpec, Strin
     struct File {
         hosts: u32,
         #[serde(default)]
-        switch: Vec<Sw>,
-        link: Vec<Ln>,
-    }
-    #[derive(serde::Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct Sw {
-        name: String,
-        delay: Option<super::units::Duration>,
-    }
-    #[derive(serde::Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct Ln {
-        a: String,
-        b: String,
-        rate: super::units::Rate,
-        delay: Option<super::units::Duration>,
+        switch: Vec<TopoSwitch>,
+        link: Vec<TopoLink>,
     }
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let f: File = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    if f.hosts < 2 {
-        return Err(format!("{}: `hosts` must be at least 2, found {}", path.display(), f.hosts));
+    topology_links(f.hosts, &f.switch, &f.link, default_delay).map_err(|m| format!("{}: {m}", path.display()))
+}
+
+/// A topology given link by link (a file's or an inline one's entries).
+fn topology_links(
+    hosts: u32,
+    sws: &[TopoSwitch],
+    links: &[TopoLink],
+    default_delay: Time,
+) -> Result<TopologySpec, String> {
+    if hosts < 2 {
+        return Err(format!("`hosts` must be at least 2, found {hosts}"));
     }
-    let mut spec = TopologySpec { hosts: f.hosts, ..Default::default() };
-    for (i, s) in f.switch.iter().enumerate() {
-        if f.switch[..i].iter().any(|o| o.name == s.name) {
-            return Err(format!("{}: two switches are named \"{}\"", path.display(), s.name));
+    let mut spec = TopologySpec { hosts, ..Default::default() };
+    for (i, s) in sws.iter().enumerate() {
+        if sws[..i].iter().any(|o| o.name == s.name) {
+            return Err(format!("two switches are named \"{}\"", s.name));
         }
         spec.switches.push(SwitchSpec { name: s.name.clone(), delay: s.delay.map_or(default_delay, |d| d.0) });
     }
-    for l in &f.link {
-        let a = node_by_name(&spec, &l.a)
-            .ok_or_else(|| format!("{}: link end \"{}\" is not a host or switch", path.display(), l.a))?;
-        let b = node_by_name(&spec, &l.b)
-            .ok_or_else(|| format!("{}: link end \"{}\" is not a host or switch", path.display(), l.b))?;
+    for l in links {
+        let a = node_by_name(&spec, &l.a).ok_or_else(|| format!("link end \"{}\" is not a host or switch", l.a))?;
+        let b = node_by_name(&spec, &l.b).ok_or_else(|| format!("link end \"{}\" is not a host or switch", l.b))?;
         if a == b {
-            return Err(format!("{}: link from \"{}\" to itself", path.display(), l.a));
+            return Err(format!("link from \"{}\" to itself", l.a));
         }
         spec.links.push(LinkSpec { a, b, rate: l.rate.0, delay: l.delay.map_or(Time::ZERO, |d| d.0) });
     }
@@ -625,7 +626,51 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
                 c.err(&format!("{key}.link"), format!("no link between \"{}\" and \"{}\"", f.link[0], f.link[1]))
             );
         }
-        faults.push(Fault { at: f.at.0, a, b, up, corrupt: f.corrupt, rate: f.rate.map(|r| r.0) });
+        let count = match (f.every, f.count) {
+            (None, None) => 1,
+            (Some(e), Some(n)) if e.0 > Time::ZERO && (1..=1_000_000).contains(&n) => n,
+            (Some(e), Some(_)) if e.0 == Time::ZERO => return Err(c.err(&format!("{key}.every"), "must be positive")),
+            (Some(_), Some(n)) => {
+                return Err(c.err(&format!("{key}.count"), format!("from 1 to 1000000 repetitions, found {n}")))
+            }
+            (Some(_), None) => return Err(c.err(&format!("{key}.count"), "missing: how many times `every` repeats")),
+            (None, Some(_)) => return Err(c.err(&format!("{key}.every"), "missing: the period of the repetitions")),
+        };
+        let back = match (f.duration, up) {
+            (None, _) => None,
+            (Some(d), Some(false)) if d.0 > Time::ZERO => Some(d.0),
+            (Some(_), Some(false)) => return Err(c.err(&format!("{key}.duration"), "must be positive")),
+            (Some(_), _) => {
+                return Err(
+                    c.err(&format!("{key}.duration"), "applies only with state = \"down\" (how long it stays down)")
+                )
+            }
+        };
+        if let (Some(e), Some(d)) = (f.every, back) {
+            if d >= e.0 && count > 1 {
+                return Err(c.err(
+                    &format!("{key}.duration"),
+                    "must be shorter than `every` (the link is up between failures)",
+                ));
+            }
+        }
+        let every = f.every.map_or(Time::ZERO, |e| e.0);
+        let jitter = f.jitter.map_or(Time::ZERO, |j| j.0);
+        if f.jitter.is_some() && (f.every.is_none() || jitter + back.unwrap_or(Time::ZERO) >= every) {
+            return Err(c.err(
+                &format!("{key}.jitter"),
+                "needs `every`, and jitter + duration must be shorter than `every` (failures must not overlap)",
+            ));
+        }
+        let mut rng = crate::engine::Rng::new(cfg.seed, "fault-jitter", i as u64);
+        for k in 0..count {
+            let shift = if jitter > Time::ZERO { Time((rng.uniform() * jitter.0 as f64) as u64) } else { Time::ZERO };
+            let at = Time(f.at.0 .0 + k * every.0) + shift;
+            faults.push(Fault { at, a, b, up, corrupt: f.corrupt, rate: f.rate.map(|r| r.0) });
+            if let Some(d) = back {
+                faults.push(Fault { at: at + d, a, b, up: Some(true), corrupt: None, rate: None });
+            }
+        }
     }
     // Thresholds derived from the workload use the first Poisson workload with a size distribution.
     let dist = generators.iter().zip(&cfg.workload).find_map(|(g, w)| match g {

@@ -178,7 +178,7 @@ pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, net: &mut Network) -> R<(
         let rates: Vec<u64> = net.ports.iter().map(|p| p.rate.0).collect();
         net.install(Mech::BurstRadar(BurstRadar::new(prm, &rates)), ports);
     }
-    Ok(())
+    super::sqr::install(c, cfg, net)
 }
 
 /// BurstRadar's switch (the monitoring host's), mirror port and watched ports, and its parameters checked.

@@ -9,6 +9,7 @@ mod presets;
 mod qjump;
 mod receiver_driven;
 pub mod schema;
+mod sqr;
 mod transport;
 pub mod units;
 mod workload;

@@ -2,8 +2,16 @@
 
 use toml::Table;
 
-pub const NAMES: &[&str] =
-    &["pfabric-144", "homa-144", "detail-128", "detail-16", "fastlane-128", "fastlane-16", "burstradar-testbed"];
+pub const NAMES: &[&str] = &[
+    "pfabric-144",
+    "homa-144",
+    "detail-128",
+    "detail-16",
+    "fastlane-128",
+    "fastlane-16",
+    "burstradar-testbed",
+    "sqr-testbed",
+];
 
 /// pFabric's baseline fabric (shared/notes/seed-002-pfabric.md §3.1): 9 leaves × 16 hosts, 4 spines,
 /// 10/40 Gbps. The 2.5 µs per-traversal host delay is folded into the edge links' 0.2 µs propagation, as the
@@ -207,6 +215,64 @@ watch = [2]
 threshold = "1.25us"
 "#;
 
+/// SQR's testbed (Joshi thesis §4.4.1, Fig. 4.2): a two-pod fat tree of 10G links, named as in the thesis.
+/// Every path the thesis uses runs through core sw2 (h2 → sw8 → sw4 → sw2 → sw6 → sw10 → h4 for the test
+/// flows; TPC-H between h4 and h1, h2 the same way), so the other plane's core sw1 and its links are left out:
+/// with them, ECMP would send half the flows around the failed link. Pod 1: aggs sw3, sw4, ToRs sw7, sw8;
+/// pod 2: aggs sw5, sw6, ToRs sw9, sw10. Hosts h1..h4 under sw7..sw10 as in the thesis; h0 (not in the thesis)
+/// is a second host under sw7. Host-to-host RTT ≈ 100 µs as measured there: 20 µs of host stack each way at
+/// each end, 0.5 µs per link and per switch. Hosts: CUBIC with SACK, RTO_min 4 ms, initial window 10, MSS
+/// 1448, the SYN handshake (initial RTO 1 s). Frames: 1448 B + 52 B TCP/IP (timestamps) + 18 B Ethernet, and
+/// 20 B of preamble and gap on the wire. Failures and `[sqr]` are the experiment's (docs/sqr.md).
+const SQR_TESTBED: &str = r#"
+[topology]
+kind = "inline"
+hosts = 5
+switch = [
+  { name = "sw2" }, { name = "sw3" }, { name = "sw4" }, { name = "sw5" }, { name = "sw6" },
+  { name = "sw7" }, { name = "sw8" }, { name = "sw9" }, { name = "sw10" },
+]
+link = [
+  { a = "sw2", b = "sw4", rate = "10Gbps", delay = "0.5us" },
+  { a = "sw2", b = "sw6", rate = "10Gbps", delay = "0.5us" },
+  { a = "sw3", b = "sw7", rate = "10Gbps", delay = "0.5us" },
+  { a = "sw3", b = "sw8", rate = "10Gbps", delay = "0.5us" },
+  { a = "sw4", b = "sw7", rate = "10Gbps", delay = "0.5us" },
+  { a = "sw4", b = "sw8", rate = "10Gbps", delay = "0.5us" },
+  { a = "sw5", b = "sw9", rate = "10Gbps", delay = "0.5us" },
+  { a = "sw5", b = "sw10", rate = "10Gbps", delay = "0.5us" },
+  { a = "sw6", b = "sw9", rate = "10Gbps", delay = "0.5us" },
+  { a = "sw6", b = "sw10", rate = "10Gbps", delay = "0.5us" },
+  { a = "h0", b = "sw7", rate = "10Gbps", delay = "0.5us" },
+  { a = "h1", b = "sw7", rate = "10Gbps", delay = "0.5us" },
+  { a = "h2", b = "sw8", rate = "10Gbps", delay = "0.5us" },
+  { a = "h3", b = "sw9", rate = "10Gbps", delay = "0.5us" },
+  { a = "h4", b = "sw10", rate = "10Gbps", delay = "0.5us" },
+]
+
+[host]
+tx_delay = "20us"
+rx_delay = "20us"
+nic_buffer = "unlimited"
+
+[switch]
+delay = "0.5us"
+buffer = "4MB"
+
+[transport]
+kind = "cubic"
+sack = true
+min_rto = "4ms"
+init_cwnd = 10
+handshake = true
+
+[packet]
+mss = 1448
+header = 70
+ack = 70
+wire_overhead = 20
+"#;
+
 pub fn table(name: &str) -> Option<Table> {
     let text = match name {
         "pfabric-144" => PFABRIC_144,
@@ -216,6 +282,7 @@ pub fn table(name: &str) -> Option<Table> {
         "fastlane-128" => FASTLANE_128,
         "fastlane-16" => FASTLANE_16,
         "burstradar-testbed" => BURSTRADAR_TESTBED,
+        "sqr-testbed" => SQR_TESTBED,
         _ => return None,
     };
     Some(text.parse().expect("built-in preset is valid TOML"))

@@ -37,6 +37,8 @@ pub struct ExperimentConfig {
     pub codel: Option<CodelCfg>,
     /// BurstRadar's microburst telemetry at one switch (net/mech/burstradar.rs).
     pub burstradar: Option<BurstRadarCfg>,
+    /// SQR's packet caching at switches, with its link-failure recovery (net/mech/sqr.rs).
+    pub sqr: Option<SqrCfg>,
     #[serde(default)]
     pub output: OutputCfg,
 }
@@ -77,6 +79,28 @@ pub struct TopologyCfg {
     /// aggregation–core there, each defaulting to `rate` too.
     pub agg_rate: Option<Rate>,
     pub path: Option<String>,
+    /// kind = "inline": the topology file's entries written in the experiment itself.
+    pub hosts: Option<u32>,
+    pub switch: Option<Vec<TopoSwitch>>,
+    pub link: Option<Vec<TopoLink>>,
+}
+
+/// A switch of a topology file or an inline topology.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct TopoSwitch {
+    pub name: String,
+    pub delay: Option<Duration>,
+}
+
+/// A link of a topology file or an inline topology.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct TopoLink {
+    pub a: String,
+    pub b: String,
+    pub rate: Rate,
+    pub delay: Option<Duration>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -346,6 +370,13 @@ pub struct FaultCfg {
     pub corrupt: Option<f64>,
     /// A new rate for the link, both directions (a degraded link).
     pub rate: Option<Rate>,
+    /// With state = "down": the link comes back up this long after each failure.
+    pub duration: Option<Duration>,
+    /// Repeat the fault with this period, `count` times in all.
+    pub every: Option<Duration>,
+    pub count: Option<u64>,
+    /// Each repetition starts up to this much later, uniformly at random (its own seeded stream).
+    pub jitter: Option<Duration>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -407,6 +438,27 @@ pub struct BurstRadarCfg {
     pub clone_delay: Option<Duration>,
     /// A courier's size (default 93 B: a truncated 64 B packet and a 29 B record).
     pub courier: Option<Size>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SqrCfg {
+    /// "sharebackup" (SB', default) or "lrr".
+    pub recovery: Option<String>,
+    /// "ring" (default), "ideal" or "off".
+    pub cache: Option<String>,
+    pub delta: Option<Duration>,
+    pub raise: Option<Duration>,
+    pub detect: Option<Duration>,
+    pub window: Option<Duration>,
+    pub classes: Option<Vec<u8>>,
+    pub pass_cost: Option<f64>,
+    pub clone_delay: Option<Duration>,
+    pub backstop: Option<f64>,
+    pub timestamp_bits: Option<u32>,
+    pub switches: Option<Vec<String>>,
+    /// LRR backups: [switch, primary neighbour, backup neighbour].
+    pub backups: Option<Vec<[String; 3]>>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]

@@ -124,8 +124,8 @@ impl Network {
     /// packet of a class that is not paused.
     pub(super) fn start_tx(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) {
         let pt = &mut self.ports[port.idx()];
-        // One test for both reasons to leave the fast path.
-        if pt.hooks.has(HookSet::FRAMES.with(HookSet::DEQUEUE)) {
+        // One test for every reason to leave the fast path.
+        if pt.hooks.has(HookSet::FRAMES.with(HookSet::DEQUEUE).with(HookSet::SERVE)) {
             return self.start_tx_hooked(now, ev, pk, port);
         }
         self.start_queued(now, ev, pk, port);
@@ -135,6 +135,19 @@ impl Network {
     fn start_tx_hooked(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) {
         if self.ports[port.idx()].hooks.has(HookSet::FRAMES) {
             return self.start_frame(now, ev, pk, port);
+        }
+        if self.ports[port.idx()].hooks.has(HookSet::SERVE) {
+            if let Some(d) = self.each_mech(now, ev, pk, HookSet::SERVE, |m, c| m.on_serve(c, port)) {
+                let pt = &mut self.ports[port.idx()];
+                pt.busy = true;
+                pt.tx_start = now;
+                debug_assert!(d > Time::ZERO, "a pass must take time");
+                return;
+            }
+            if !self.ports[port.idx()].hooks.has(HookSet::DEQUEUE) {
+                self.start_queued(now, ev, pk, port);
+                return;
+            }
         }
         if let Some(id) = self.start_queued(now, ev, pk, port) {
             self.each_mech(now, ev, pk, HookSet::DEQUEUE, |m, c| {
@@ -177,6 +190,16 @@ impl Network {
         let done = now + pt.rate.tx_time(pk.get(id).size as u64 + pt.wire_overhead as u64);
         self.tx_current[port.idx()] = Some(id);
         ev.schedule(done, Event::TxDone(port));
+    }
+
+    /// A `SERVE` hook's hold on the transmitter of `port` ends: the time counts as busy, and the port serves
+    /// its queue again.
+    pub(super) fn release(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) {
+        let pt = &mut self.ports[port.idx()];
+        debug_assert!(pt.busy && self.tx_current[port.idx()].is_none(), "release of a transmitter not held");
+        pt.busy = false;
+        pt.stats.busy_time += now - pt.tx_start;
+        self.start_tx(now, ev, pk, port);
     }
 
     /// Classes paused at `port` send again; an idle transmitter restarts at once.

@@ -9,6 +9,9 @@
 //! | `TRANSMIT` | link (`link.rs`) | the last bit left; before the packet enters the wire | copy it |
 //! | `ARRIVE` | link (`link.rs`) | the last bit reached the far end (after corruption); keyed by the link's port | pass it on, consume a link-local frame, hold it (reordering), drop it |
 //! | `DROP` | any | a packet was dropped, before it is freed | make a notification from it |
+//! | `SERVE` | egress (`egress.rs`) | an idle transmitter is about to take its queue's next packet | take the transmitter for a while instead, with no packet on the wire (a pass of a packet through the egress pipeline: SQR's caching queues) |
+//!
+//! Link-state changes (`[[fault]]`) reach every mechanism through `Hooks::on_link`, whatever its hook set.
 //!
 //! A port carries a [`HookSet`]: the hook points at which some mechanism wants to see its packets. It is empty
 //! by default, so an unused hook costs one well-predicted branch on a byte of the port that is in cache anyway.
@@ -26,7 +29,7 @@ use std::collections::VecDeque;
 
 /// The hook points some mechanism uses at a port (a bit set).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct HookSet(u8);
+pub struct HookSet(u16);
 
 impl HookSet {
     pub const NONE: HookSet = HookSet(0);
@@ -42,6 +45,7 @@ impl HookSet {
     /// Not a hook: this port has sent control frames at some time, so arrivals over its link must be checked
     /// for frames that no mechanism consumed (sticky; a link that never carried one skips the check).
     pub const LINK_LOCAL: HookSet = HookSet(1 << 7);
+    pub const SERVE: HookSet = HookSet(1 << 8);
 
     #[inline(always)]
     pub fn has(self, h: HookSet) -> bool {
@@ -118,6 +122,11 @@ pub enum Effect {
     Pause { port: PortId, classes: u8 },
     /// Send them again; an idle transmitter restarts by itself.
     Resume { port: PortId, classes: u8 },
+    /// A mechanism has work for the transmitter of `port` (a packet in a queue of its own that the `SERVE`
+    /// hook hands out): start it if it is idle.
+    Kick { port: PortId },
+    /// The transmitter of `port`, taken by a `SERVE` hook, is free again (its time counts as busy).
+    Release { port: PortId },
 }
 
 /// Side effects waiting to be applied. It grows to its working size once and never allocates after that.
@@ -155,7 +164,7 @@ impl Outbox {
             | Effect::Frame { id, .. }
             | Effect::Express { id, .. }
             | Effect::Deliver { id, .. } => Some(id),
-            Effect::Pause { .. } | Effect::Resume { .. } => None,
+            Effect::Pause { .. } | Effect::Resume { .. } | Effect::Kick { .. } | Effect::Release { .. } => None,
         })
     }
 }

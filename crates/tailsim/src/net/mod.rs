@@ -146,6 +146,30 @@ impl Network {
         }
     }
 
+    /// The link between `a` and `b` changed state: every mechanism hears of it, for both directions.
+    pub fn link_changed(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, a: NodeId, b: NodeId) {
+        let hosts = self.hosts.len();
+        for p in 0..self.ports.len() {
+            let pt = &self.ports[p];
+            if !((pt.node == a && pt.peer == b) || (pt.node == b && pt.peer == a)) {
+                continue;
+            }
+            let up = pt.up;
+            for (i, m) in self.mechs.iter_mut().enumerate() {
+                let mut c = HookCtx {
+                    now,
+                    ev: &mut *ev,
+                    pk: &mut *pk,
+                    ports: &self.ports,
+                    out: &mut self.out,
+                    hosts,
+                    mech: i as u8,
+                };
+                m.on_link(&mut c, PortId(p as u32), up);
+            }
+        }
+    }
+
     /// Tables the mechanisms keep (name, columns), for the run's results directory.
     pub fn mechanism_tables(&self) -> Vec<(&'static str, Vec<crate::metrics::output::Column>)> {
         self.mechs.iter().filter_map(|m| m.table()).collect()
@@ -201,6 +225,12 @@ impl Network {
                 }
                 Effect::Pause { port, classes } => self.ports[port.idx()].paused |= classes,
                 Effect::Resume { port, classes } => self.resume(now, ev, pk, port, classes),
+                Effect::Kick { port } => {
+                    if !self.ports[port.idx()].busy {
+                        self.start_tx(now, ev, pk, port);
+                    }
+                }
+                Effect::Release { port } => self.release(now, ev, pk, port),
             }
         }
     }

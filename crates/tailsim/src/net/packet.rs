@@ -127,6 +127,9 @@ pub struct Packet {
     /// where a notification about it leaves, whose ingress counters it charges. `PortId::NONE` at its source.
     pub in_port: PortId,
     pub hops: u8,
+    /// Sent off its shortest path by a switch's local failover (SQR's LRR): the next switch must not send it
+    /// back where it came from (`net/mech/sqr.rs`), and clears the mark.
+    pub detour: bool,
     /// Who made it (the ledger's category; set by the arena).
     pub origin: Origin,
 }
@@ -176,6 +179,7 @@ impl Packet {
             enq_time: Time::ZERO,
             in_port: PortId::NONE,
             hops: 0,
+            detour: false,
             origin: Origin::Host,
         }
     }

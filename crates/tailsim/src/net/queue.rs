@@ -97,6 +97,15 @@ impl QueueDisc {
             QueueDisc::PFabric(subs) => subs.iter().take(c + 1).map(|q| q.bytes).sum(),
         }
     }
+    /// The class the queue would serve next (the first non-empty class that is not paused), if any.
+    pub fn head_class(&self, paused: u8) -> Option<usize> {
+        match self {
+            QueueDisc::PrioFifo(q) => (0..CLASSES).find(|&c| paused & (1 << c) == 0 && !q.q[c].is_empty()),
+            QueueDisc::PFabric(subs) => {
+                subs.iter().enumerate().find(|(c, q)| paused & (1 << c) == 0 && q.bytes > 0).map(|(c, _)| c)
+            }
+        }
+    }
     pub fn packets(&self) -> Box<dyn Iterator<Item = PktId> + '_> {
         match self {
             QueueDisc::PrioFifo(q) => Box::new(q.iter()),

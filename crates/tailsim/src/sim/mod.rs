@@ -208,6 +208,9 @@ impl World {
             Event::Fault(i) => {
                 let f = self.faults[i as usize].clone();
                 self.net.set_link(f.a, f.b, f.up, f.corrupt, f.rate);
+                if f.up.is_some() && !self.net.mechs.is_empty() {
+                    self.net.link_changed(now, &mut self.ev, &mut self.pk, f.a, f.b);
+                }
                 if let (Some(d), Some(_)) = (self.net.reroute, f.up) {
                     self.ev.schedule(now + d, Event::Reconverge);
                 }

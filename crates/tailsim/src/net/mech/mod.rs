@@ -13,6 +13,7 @@ pub mod cioq;
 pub mod codel;
 pub mod fastlane;
 pub mod pfc;
+pub mod sqr;
 
 use crate::net::hooks::{Admit, Arrive, HookCtx, HookSet};
 use crate::net::port::DropReason;
@@ -41,6 +42,15 @@ pub trait Hooks {
     fn on_arrive(&mut self, _c: &mut HookCtx, _at: PortId, _id: PktId) -> Arrive {
         Arrive::Pass
     }
+    /// The idle transmitter of port `at` is about to serve its queue: return a duration to take it instead for
+    /// that long (nothing goes on the wire); the mechanism then frees it with `Effect::Release`. It is asked
+    /// again each time the transmitter is idle, and after an `Effect::Kick`.
+    fn on_serve(&mut self, _c: &mut HookCtx, _at: PortId) -> Option<crate::units::Time> {
+        None
+    }
+    /// The link driven by port `at` went up or down (a `[[fault]]`): called for both directions of the link,
+    /// on every mechanism. What the mechanism's switches know of it, and when, is the mechanism's model.
+    fn on_link(&mut self, _c: &mut HookCtx, _at: PortId, _up: bool) {}
     /// A packet was dropped at port `at` for `why`; it is freed after this returns.
     fn on_drop(&mut self, _c: &mut HookCtx, _at: PortId, _id: PktId, _why: DropReason) {}
     /// The run is about to start: set first timers (a traffic source's first packet).
@@ -93,6 +103,12 @@ macro_rules! mechanisms {
             pub fn on_arrive(&mut self, c: &mut HookCtx, at: PortId, id: PktId) -> Arrive {
                 match self { $($(#[$m])* Mech::$variant(m) => m.on_arrive(c, at, id),)* }
             }
+            pub fn on_serve(&mut self, c: &mut HookCtx, at: PortId) -> Option<crate::units::Time> {
+                match self { $($(#[$m])* Mech::$variant(m) => m.on_serve(c, at),)* }
+            }
+            pub fn on_link(&mut self, c: &mut HookCtx, at: PortId, up: bool) {
+                match self { $($(#[$m])* Mech::$variant(m) => m.on_link(c, at, up),)* }
+            }
             pub fn on_drop(&mut self, c: &mut HookCtx, at: PortId, id: PktId, why: DropReason) {
                 match self { $($(#[$m])* Mech::$variant(m) => m.on_drop(c, at, id, why),)* }
             }
@@ -124,6 +140,7 @@ mechanisms! {
     Codel(codel::Codel),
     FastLane(fastlane::FastLane),
     Pfc(pfc::Pfc),
+    Sqr(sqr::Sqr),
     #[cfg(test)]
     Probe(crate::net::tests::Probe),
 }

@@ -1,0 +1,178 @@
+//! The `[sqr]` section: SQR's caching and the recovery scheme it protects (net/mech/sqr.rs), checked and
+//! installed on the SQR switches' ports. Defaults are the thesis's testbed (docs/sqr.md).
+
+use super::build::{Ctx, R};
+use super::schema::{ExperimentConfig, SqrCfg};
+use crate::net::mech::sqr::{Cache, Recovery, Sqr, SqrParams};
+use crate::net::mech::Mech;
+use crate::net::{BufferPolicy, Network};
+use crate::units::{NodeId, PortId, Time};
+
+pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, net: &mut Network) -> R<()> {
+    let Some(q) = &cfg.sqr else { return Ok(()) };
+    let prm = params(c, cfg, q, net)?;
+    let ports: Vec<PortId> = prm.switches.iter().flatten().copied().collect();
+    let m = Sqr::new(prm, &net.ports, net.n_hosts());
+    net.install(Mech::Sqr(m), ports);
+    Ok(())
+}
+
+fn positive(c: &Ctx, v: Option<super::units::Duration>, key: &str, default: Time) -> R<Time> {
+    match v {
+        None => Ok(default),
+        Some(d) if d.0 > Time::ZERO => Ok(d.0),
+        Some(_) => Err(c.err(key, "must be positive")),
+    }
+}
+
+fn params(c: &Ctx, cfg: &ExperimentConfig, q: &SqrCfg, net: &Network) -> R<SqrParams> {
+    let recovery = match q.recovery.as_deref().unwrap_or("sharebackup") {
+        "sharebackup" => Recovery::ShareBackup,
+        "lrr" => Recovery::Lrr,
+        o => return Err(c.err("sqr.recovery", format!("expected \"sharebackup\" or \"lrr\", found \"{o}\""))),
+    };
+    let delta = positive(c, q.delta, "sqr.delta", Time::us(30))?;
+    let detect = positive(c, q.detect, "sqr.detect", Time::us(30))?;
+    let window = positive(c, q.window, "sqr.window", Time::us(150))?;
+    let raise = match (q.raise, recovery) {
+        (Some(d), _) => d.0,
+        (None, Recovery::ShareBackup) => Time::us(730),
+        (None, Recovery::Lrr) => Time::ZERO,
+    };
+    let clone_delay = q.clone_delay.map_or(Time::ns(270), |d| d.0);
+    let pass_cost = q.pass_cost.unwrap_or(0.075);
+    if !(pass_cost > 0.0 && pass_cost <= 1.0) {
+        return Err(c.err("sqr.pass_cost", format!("a fraction of a serialization time in (0, 1], found {pass_cost}")));
+    }
+    let cache = match q.cache.as_deref().unwrap_or("ring") {
+        "ring" => Cache::Ring { pass_cost, clone_delay },
+        "ideal" => Cache::Ideal,
+        "off" => Cache::Off,
+        o => return Err(c.err("sqr.cache", format!("expected \"ring\", \"ideal\" or \"off\", found \"{o}\""))),
+    };
+    if !matches!(cache, Cache::Ring { .. }) {
+        for (k, set) in [("pass_cost", q.pass_cost.is_some()), ("clone_delay", q.clone_delay.is_some())] {
+            if set {
+                return Err(c.err(&format!("sqr.{k}"), "applies only with sqr.cache = \"ring\""));
+            }
+        }
+    }
+    let mut classes = 0u8;
+    for (i, &k) in q.classes.as_deref().unwrap_or(&[0, 1, 2, 3, 4, 5, 6, 7]).iter().enumerate() {
+        if k >= 8 {
+            return Err(c.err(&format!("sqr.classes[{i}]"), format!("a class from 0 to 7, found {k}")));
+        }
+        classes |= 1 << k;
+    }
+    if classes == 0 {
+        return Err(c.err("sqr.classes", "no class to protect"));
+    }
+    let backstop = q.backstop.unwrap_or(0.9);
+    if !(backstop > 0.0 && backstop <= 1.0) {
+        return Err(c.err("sqr.backstop", format!("a fraction of the switch buffer in (0, 1], found {backstop}")));
+    }
+    let timestamp_bits = q.timestamp_bits.unwrap_or(32);
+    if !(8..=64).contains(&timestamp_bits) {
+        return Err(c.err("sqr.timestamp_bits", format!("from 8 to 64 bits, found {timestamp_bits}")));
+    }
+    let longest = delta + raise;
+    if timestamp_bits < 64 && Time::ns(1u64 << timestamp_bits) <= longest {
+        return Err(c.err(
+            "sqr.timestamp_bits",
+            format!(
+                "{timestamp_bits}-bit nanosecond timestamps wrap every {}; δ (with the raise on failure) is {longest}, \
+                 so a copy would never look old enough",
+                Time::ns(1u64 << timestamp_bits)
+            ),
+        ));
+    }
+    for (what, bad) in [
+        ("pfc", cfg.pfc.is_some()),
+        ("switch.architecture = \"cioq\"", cfg.switch.architecture.as_deref() == Some("cioq")),
+        ("switch.queue = \"pfabric\"", cfg.switch.queue.as_deref() == Some("pfabric")),
+        ("routing.reroute", cfg.routing.reroute.is_some()),
+    ] {
+        if bad {
+            return Err(c.err(
+                "sqr",
+                format!("SQR runs on output-queued FIFO switches with its own recovery; not with {what}"),
+            ));
+        }
+    }
+    let hosts = net.n_hosts();
+    let switch_index = |name: &str| net.switches.iter().position(|s| s.name == name);
+    let switches: Vec<usize> = match &q.switches {
+        None => (0..net.switches.len()).collect(),
+        Some(list) => {
+            let mut v = Vec::new();
+            for (i, name) in list.iter().enumerate() {
+                match switch_index(name) {
+                    Some(s) if !v.contains(&s) => v.push(s),
+                    Some(_) => return Err(c.err(&format!("sqr.switches[{i}]"), format!("\"{name}\" is listed twice"))),
+                    None => return Err(c.err(&format!("sqr.switches[{i}]"), format!("no switch named \"{name}\""))),
+                }
+            }
+            v
+        }
+    };
+    let port_to = |s: usize, name: &str| -> Option<PortId> {
+        let node = match switch_index(name) {
+            Some(i) => NodeId((hosts + i) as u32),
+            None => NodeId(name.trim_start_matches('h').parse::<u32>().ok().filter(|&h| (h as usize) < hosts)?),
+        };
+        net.switches[s].ports.iter().copied().find(|p| net.ports[p.idx()].peer == node)
+    };
+    let mut backups = Vec::new();
+    for (i, [sw, primary, backup]) in q.backups.iter().flatten().enumerate() {
+        let key = format!("sqr.backups[{i}]");
+        if recovery != Recovery::Lrr {
+            return Err(c.err(&key, "backup ports are LRR's: set sqr.recovery = \"lrr\" (SB' keeps the same port)"));
+        }
+        let Some(s) = switch_index(sw) else { return Err(c.err(&key, format!("no switch named \"{sw}\""))) };
+        if !switches.contains(&s) {
+            return Err(c.err(&key, format!("\"{sw}\" is not one of sqr.switches")));
+        }
+        let mut ends = [PortId::NONE; 2];
+        for (j, name) in [primary, backup].into_iter().enumerate() {
+            let Some(p) = port_to(s, name) else {
+                return Err(c.err(&key, format!("\"{sw}\" has no link to \"{name}\"")));
+            };
+            if net.is_host(net.ports[p.idx()].peer) {
+                return Err(c.err(
+                    &key,
+                    format!("\"{name}\" is a host: a host-facing port has no alternative path, SQR cannot protect it"),
+                ));
+            }
+            ends[j] = p;
+        }
+        if ends[0] == ends[1] {
+            return Err(c.err(&key, format!("the backup of \"{sw}\" → \"{primary}\" is the primary port itself")));
+        }
+        if backups.iter().any(|&(a, _)| a == ends[0]) {
+            return Err(c.err(&key, format!("\"{sw}\" → \"{primary}\" has a backup already")));
+        }
+        backups.push((ends[0], ends[1]));
+    }
+    let buffer = switches
+        .iter()
+        .map(|&s| match net.switches[s].buffer {
+            BufferPolicy::Shared { total, .. } => Some(total),
+            BufferPolicy::PerPort(b) => Some(b * net.switches[s].ports.len() as u64),
+            BufferPolicy::Unlimited => None,
+        })
+        .collect();
+    Ok(SqrParams {
+        delta,
+        raise,
+        detect,
+        recovery,
+        cache,
+        window,
+        classes,
+        backstop,
+        buffer,
+        timestamp_bits,
+        switches: switches.iter().map(|&s| net.switches[s].ports.clone()).collect(),
+        backups,
+    })
+}
