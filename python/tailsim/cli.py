@@ -118,9 +118,9 @@ def _reproduce(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         prog="tailsim reproduce",
         description="Reproduce a paper's headline results (docs/pfabric.md, docs/homa.md, docs/qjump.md, "
-        "docs/detail.md, docs/fastlane.md, docs/burstradar.md).",
+        "docs/detail.md, docs/fastlane.md, docs/burstradar.md, docs/sqr.md).",
     )
-    ap.add_argument("paper", choices=["pfabric", "homa", "qjump", "detail", "fastlane", "burstradar"])
+    ap.add_argument("paper", choices=["pfabric", "homa", "qjump", "detail", "fastlane", "burstradar", "sqr"])
     ap.add_argument(
         "--scale",
         choices=["small", "medium", "full"],
@@ -137,7 +137,8 @@ def _reproduce(argv: list[str]) -> int:
         "qjump: bound (Fig. 4.10), fabric (Fig. 4.7), and the others in docs/qjump.md; "
         "detail: micro (Figs. 5.6-5.8), asym (Fig. 5.10), web (Figs. 5.12-5.13), verify (Fig. 5.5), longflows "
         "(Fig. 5.9); fastlane: util (Fig. 6.5), share (Figs. 6.7-6.8), caps (Figs. 6.9-6.10), buffers "
-        "(Figs. 6.11-6.12), testbed (Fig. 6.14); burstradar: efficiency (Fig. 3.5), extras (Fig. 3.6); default: all",
+        "(Figs. 6.11-6.12), testbed (Fig. 6.14); burstradar: efficiency (Fig. 3.5), extras (Fig. 3.6); "
+        "sqr: fct (Figs. 4.3, 4.10-4.11), loss (Fig. 4.9), longflow (Fig. 4.7); default: all",
     )
     ap.add_argument("--workers", type=int)
     ap.add_argument("--backend", choices=["local", "dask"], default="local")
@@ -150,6 +151,7 @@ def _reproduce(argv: list[str]) -> int:
         reproduce_fastlane,
         reproduce_homa,
         reproduce_qjump,
+        reproduce_sqr,
     )
 
     out = a.out or f"results/reproduce-{a.paper}-{a.scale}"
@@ -160,6 +162,7 @@ def _reproduce(argv: list[str]) -> int:
         "detail": (reproduce_detail.PARTS, reproduce_detail.detail),
         "fastlane": (reproduce_fastlane.PARTS, reproduce_fastlane.fastlane),
         "burstradar": (reproduce_burstradar.PARTS, reproduce_burstradar.burstradar),
+        "sqr": (reproduce_sqr.PARTS, reproduce_sqr.sqr),
     }
     known, run = papers[a.paper]
     if a.scale == "medium" and a.paper != "homa":
@@ -195,7 +198,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             "\nAlso (Python package):\n"
             "  sweep      Run an experiment over a grid of overrides\n"
             "  plot       Plot results or a sweep\n"
-            "  reproduce  Reproduce a paper's results (pfabric, homa, qjump, detail, fastlane, burstradar)"
+            "  reproduce  Reproduce a paper's results (pfabric, homa, qjump, detail, fastlane, burstradar, sqr)"
         )
     return code
 

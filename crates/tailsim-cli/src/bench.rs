@@ -36,6 +36,12 @@ const SCENARIOS: &[(&str, &str, &str, &str)] = &[
         include_str!("../../../examples/bench/burstradar-cache.toml"),
         "10s",
     ),
+    (
+        "sqr-websearch",
+        "sqr-testbed (two-pod fat tree, 10 Gbps, CUBIC), SB'+SQR with the Queue Ring, web search at 50 % load between 5 hosts, sw6-sw10 down 760 us every 20 ms",
+        include_str!("../../../examples/bench/sqr-websearch.toml"),
+        "200ms",
+    ),
 ];
 
 pub fn main(

@@ -215,11 +215,6 @@ impl Sqr {
         Sqr { prm, ports: st, sws, meta: Vec::new(), n: Counters::default(), max_delta }
     }
 
-    /// The hook points on a port of an SQR switch.
-    pub fn hooks_for(&self) -> HookSet {
-        Self::HOOKS
-    }
-
     fn delta(&self, sw: u32) -> Time {
         if self.sws[sw as usize].failed > 0 {
             self.prm.delta + self.prm.raise
@@ -438,7 +433,9 @@ impl Sqr {
     /// copy held for `p`.
     fn detect(&mut self, c: &mut HookCtx, p: PortId) {
         let st = &self.ports[p.idx()];
-        if st.failed || st.link_up {
+        // A failure shorter than the detection delay is still reported (the detector saw the link go down);
+        // the port is then back as soon as the switch sees it up again.
+        if st.failed {
             return;
         }
         self.n.detected += 1;

@@ -1,0 +1,485 @@
+"""The SQR chapter's headline results (Joshi's thesis, chapter 4; docs/sqr.md):
+
+    tailsim reproduce sqr [--scale small|full] [--parts fct,loss,longflow] [--out DIR]
+
+- ``fct`` (Figs. 4.3, 4.10-4.11; S2, S3, S4, S6): web-search and data-mining flows of at most 100 KB, one at a
+  time from h2 to h4, while sw6-sw10 fails for 760 µs every 20 ms; SB' and LRR alone and with SQR, against
+  the same flows without failures. Failure-hit flows are those whose completion time SB' alone changes.
+- ``loss`` (Fig. 4.9; S1): the same flows with the route failure time swept, with and without SQR (SB'+SQR
+  raises δ to the failure time): packets lost, counted as the senders' retransmissions.
+- ``longflow`` (Fig. 4.7; S5, S6): one long CUBIC flow at line rate hit by one 760 µs failure: the disruption
+  (its completion time against the same flow without the failure), its window, and the cache at its peak.
+
+Testbed: the ``sqr-testbed`` preset (CUBIC, SACK, RTO_min 4 ms, SYN handshake with a 1 s initial RTO). The
+thesis's failures come every 20 ms; ours add up to 10 ms of seeded jitter, because a period dividing 1 s would
+line every SYN retry up with the next failure (docs/sqr.md). The TPC-H background is not modelled (the thesis's
+results are for the test flows; its traffic is not public).
+
+Targets go to ``targets.md``/``targets.json`` with the issue's tolerances (zeros exact; ratios ×/÷ 2; times
+×/÷ 1.5; orders of magnitude ≥ 2.5 for "3-4"); a miss is reported and explained, never tuned away.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+
+from . import plots
+from ._reproduce import reproduce, row, run_points, value_at
+from .result import Result
+
+PARTS = ("fct", "loss", "longflow")
+CDFS = {"websearch": "websearch_pfabric-ns2_packets.txt", "datamining": "datamining_pfabric-ns2_packets.txt"}
+MAX_FLOW = 100_000  # the thesis's latency-sensitive flows (Fig. 4.6)
+FAIL_EVERY_MS, FAIL_JITTER_MS, FAIL_US = 20, 10, 760
+SCHEMES = {
+    # name: (the [sqr] table, or None; with failures)
+    "no failure": (None, False),
+    "SB'": (None, True),
+    "SB'+SQR": ({"recovery": "sharebackup"}, True),
+    "LRR": ({"recovery": "lrr", "cache": "off"}, True),
+    "LRR+SQR": ({"recovery": "lrr"}, True),
+    # δ one 10G MTU serialization above the detection bound: closes the race that Alg. 2's egress timestamp
+    # leaves (a packet dequeued just before the failure is lost on the wire, its copy retired before detection).
+    "SB'+SQR δ+MTU ideal": ({"recovery": "sharebackup", "cache": "ideal", "delta": "31.3us"}, True),
+}
+# The thesis's statements, with the issue's tolerances.
+STATED_ORDERS = 3.0  # "3 to 4 orders of magnitude" (Fig. 4.11)
+MIN_ORDERS = 2.5
+STATED_MEDIAN_EXTRA_US, MEDIAN_TOL_US = 200.0, 100.0
+STATED_SLOW_RECOVERY = 0.9  # Fig. 4.8: recovery beyond 760 µs in about 90 % of cases
+STATED_CACHE_B = 37_500  # Eq. 4.1 at 10 Gb/s, δ = 30 µs
+STATED_FAILURE_CACHE_B = 950_000  # Eq. 4.1 at 10 Gb/s, 760 µs
+STATED_STALL_MS = 12.0  # Fig. 4.7
+TIME_TOL = 1.5
+
+SCALES = {
+    "small": {"flows": 300, "cdfs": ["websearch"], "fail_us": [100, 400, 1000], "long_mb": 20},
+    # The thesis: 1000 sizes × 30 flows per workload; Fig. 4.9 from 30 to 1000 µs.
+    "full": {
+        "flows": 30_000,
+        "cdfs": ["websearch", "datamining"],
+        "fail_us": [30, 100, 200, 400, 600, 800, 1000],
+        "long_mb": 100,
+    },
+}
+
+
+def _cdf_dir() -> Path:
+    here = Path(__file__).resolve()
+    for d in (here.parents[2] / "workloads" / "cdfs", here.parent / "cdfs"):
+        if d.is_dir():
+            return d
+    raise FileNotFoundError("workloads/cdfs not found next to the package")
+
+
+def sizes(cdf: str, n: int, seed: int = 1) -> list[int]:
+    """``n`` flow sizes from the built-in CDF (pFabric's ns-2 discretization: packets of 1460 B, linear),
+    keeping those of at most 100 KB (the thesis truncates its workloads there)."""
+    pts = [ln.split() for ln in (_cdf_dir() / CDFS[cdf]).read_text().splitlines() if ln.strip() and ln[0] != "#"]
+    xs = np.array([float(p[0]) for p in pts]) * 1460
+    ps = np.array([float(p[2]) for p in pts])
+    rng = np.random.default_rng(seed)
+    out: list[int] = []
+    while len(out) < n:
+        s = int(np.ceil(np.interp(rng.random(), ps, xs)))
+        if 0 < s <= MAX_FLOW:
+            out.append(s)
+    return out
+
+
+def trace(out: Path, cdf: str, n: int, seed: int = 1) -> tuple[Path, float]:
+    """One flow at a time from h2 to h4: the next starts 2-3 ms after the previous one (longer than any flow
+    takes without a failure). Returns the file and the last start (ms)."""
+    rng = np.random.default_rng(seed + 1)
+    path = out / f"flows-{cdf}-{n}.csv"
+    t, rows = 0.0, ["src,dst,size_bytes,start_us"]
+    for s in sizes(cdf, n, seed):
+        rows.append(f"2,4,{s},{t:.3f}")
+        t += 2000 + rng.random() * 1000
+    if not path.exists():
+        out.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(rows) + "\n")
+    return path, t / 1000
+
+
+def config(name: str, path: Path, last_ms: float, sqr: Optional[dict], fail_us: Optional[int], seed: int = 1) -> dict:
+    cfg: dict = {
+        "name": name,
+        "seed": seed,
+        "topology": {"preset": "sqr-testbed"},
+        "workload": [{"kind": "trace", "path": str(path)}],
+    }
+    if fail_us is not None:
+        cfg["fault"] = [
+            {
+                "at": "1ms",
+                "link": ["sw6", "sw10"],
+                "state": "down",
+                "duration": f"{fail_us}us",
+                "every": f"{FAIL_EVERY_MS}ms",
+                "jitter": f"{FAIL_JITTER_MS}ms",
+                "count": int(last_ms // FAIL_EVERY_MS) + 1,
+            }
+        ]
+    if sqr is not None:
+        cfg["sqr"] = dict(sqr)
+    return cfg
+
+
+def _measure(r: Result) -> dict:
+    s = r.summary
+    f = r.flows.sort_values("flow_id")
+    q = s.get("mechanisms", {}).get("sqr", {})
+    return {
+        "fct_us": f["fct_us"].to_numpy().tolist(),
+        "retransmits": int(f["retransmits"].sum()),
+        "timeouts": int(f["timeouts"].sum()),
+        "unfinished": int((~f["finished"].astype(bool)).sum()),
+        "dropped": int(s["packets"]["dropped"]),
+        "max_cache_port": q.get("max_cache_bytes_per_port"),
+        "max_cache_switch": q.get("max_cache_bytes_per_switch"),
+        "resent": q.get("resent"),
+        "resent_out_of_order": q.get("resent_out_of_order"),
+        "wall_s": s["wall_seconds"],
+    }
+
+
+def _hit_stats(d: pd.DataFrame) -> pd.DataFrame:
+    """Per workload and scheme: the failure-hit flows' FCT statistics. Hit: the recovery scheme alone changed
+    the flow's FCT (SB' for SB' and SB'+SQR, LRR for LRR and LRR+SQR; the same flows and failure times)."""
+    rows = []
+    for cdf, g in d.groupby("cdf"):
+        base = np.array(g[g["scheme"] == "no failure"]["fct_us"].iloc[0])
+        hits = {k: np.array(g[g["scheme"] == k]["fct_us"].iloc[0]) != base for k in ("SB'", "LRR")}
+        for _, r in g.iterrows():
+            hit = hits["LRR" if r["scheme"].startswith("LRR") else "SB'"]
+            a = np.array(r["fct_us"])
+            h = a[hit]
+            extra = h - base[hit]
+            rows.append(
+                {
+                    "part": "fct",
+                    "cdf": cdf,
+                    "scheme": r["scheme"],
+                    "flows": len(a),
+                    "hit": int(hit.sum()),
+                    **{
+                        f"hit_{k}_us": float(np.percentile(h, p)) if len(h) else np.nan
+                        for k, p in (("min", 0), ("p50", 50), ("p95", 95), ("p99", 99), ("max", 100))
+                    },
+                    "all_p99_us": float(np.percentile(a, 99)),
+                    "all_p999_us": float(np.percentile(a, 99.9)),
+                    "hit_extra_p50_us": float(np.median(extra)) if len(h) else np.nan,
+                    "hit_slow_recovery": float((extra > FAIL_US).mean()) if len(h) else np.nan,
+                    "hit_near_1s": int(((h > 0.9e6) & (h < 1.5e6)).sum()),
+                    "hit_10_to_200ms": int(((h > 1e4) & (h < 2e5)).sum()),
+                    "hit_rto_p50_us": float(np.median(h[(h > 2e3) & (h < 0.9e6)]))
+                    if ((h > 2e3) & (h < 0.9e6)).any()
+                    else np.nan,
+                    **{
+                        k: r[k]
+                        for k in (
+                            "retransmits",
+                            "timeouts",
+                            "unfinished",
+                            "dropped",
+                            "max_cache_port",
+                            "max_cache_switch",
+                            "resent_out_of_order",
+                            "wall_s",
+                        )
+                    },
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def fct(c: dict, out: Path, run: dict) -> pd.DataFrame:
+    specs = []
+    for cdf in c["cdfs"]:
+        path, last = trace(out, cdf, c["flows"])
+        for scheme, (sqr, fails) in SCHEMES.items():
+            specs.append(
+                ({"cdf": cdf, "scheme": scheme}, config(f"sqr-{cdf}", path, last, sqr, FAIL_US if fails else None))
+            )
+    return _hit_stats(run_points("fct", specs, out, run, _measure))
+
+
+def loss(c: dict, out: Path, run: dict) -> pd.DataFrame:
+    path, last = trace(out, "websearch", c["flows"])
+    specs = []
+    for t in c["fail_us"]:
+        for scheme, sqr in (("SB'", None), ("SB'+SQR", {"recovery": "sharebackup", "raise": f"{max(t - 30, 0)}us"})):
+            specs.append(({"fail_us": t, "scheme": scheme}, config("sqr-loss", path, last, sqr, t)))
+    d = run_points("loss", specs, out, run, _measure)
+    failures = int(last // FAIL_EVERY_MS) + 1
+    d["lost_per_failure"] = d["retransmits"] / failures
+    return d.drop(columns=["fct_us"])
+
+
+def longflow(c: dict, out: Path, run: dict) -> pd.DataFrame:
+    path = out / f"long-{c['long_mb']}MB.csv"
+    if not path.exists():
+        out.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"src,dst,size_bytes,start_us\n2,4,{c['long_mb'] * 1_000_000},0\n")
+    specs = []
+    for scheme, sqr, fail in (
+        ("no failure", None, False),
+        ("SB'", None, True),
+        ("SB'+SQR", {"recovery": "sharebackup"}, True),
+        ("SB'+SQR ideal", {"recovery": "sharebackup", "cache": "ideal"}, True),
+    ):
+        cfg = {
+            "name": "sqr-longflow",
+            "seed": 1,
+            "topology": {"preset": "sqr-testbed"},
+            "workload": [{"kind": "trace", "path": str(path)}],
+            "output": {"cwnd_trace": [0]},
+        }
+        if fail:
+            cfg["fault"] = [{"at": "10ms", "link": ["sw6", "sw10"], "state": "down", "duration": f"{FAIL_US}us"}]
+        if sqr:
+            cfg["sqr"] = sqr
+        specs.append(({"scheme": scheme}, cfg))
+
+    def measure(r: Result) -> dict:
+        m = _measure(r)
+        fct_us = m.pop("fct_us")[0]
+        cw = r.cwnd if hasattr(r, "cwnd") else None
+        low = np.nan
+        if cw is not None and len(cw):
+            t = cw["time_us"].to_numpy()
+            w = cw["cwnd"].to_numpy()
+            before = w[t <= 10_000]
+            after = w[(t > 10_000) & (t < 30_000)]
+            if len(before) and len(after):
+                low = float(after.min() / before[-1])
+        return {"fct_us": fct_us, "cwnd_low_ratio": low, **m}
+
+    d = run_points("longflow", specs, out, run, measure)
+    base = value_at(d, "fct_us", scheme="no failure")
+    d["disruption_ms"] = (d["fct_us"] - base) / 1000 if base is not None else np.nan
+    return d
+
+
+def check_targets(res: dict[str, pd.DataFrame]) -> list:
+    rows: list = []
+    f = res.get("fct")
+    if f is not None and len(f):
+        for cdf in f["cdf"].unique():
+            g = f[f["cdf"] == cdf]
+
+            def at(col: str, s: str, g: pd.DataFrame = g) -> Optional[float]:
+                return value_at(g, col, scheme=s)
+
+            for base, prot in (("SB'", "SB'+SQR"), ("LRR", "LRR+SQR")):
+                a, b = at("hit_p99_us", base), at("hit_p99_us", prot)
+                orders = np.log10(a / b) if a and b else None
+                rows.append(
+                    row(
+                        f"S2 {cdf}: {base} hit-flow p99 FCT / {prot}'s (orders of magnitude; stated 3-4)",
+                        orders,
+                        MIN_ORDERS,
+                        1e9,
+                    )
+                )
+            rows.append(
+                row(
+                    f"S2 {cdf}: SB' alone, hit flows near 1 s (a lost SYN or SYN-ACK; > 0)",
+                    at("hit_near_1s", "SB'"),
+                    1,
+                    1e9,
+                )
+            )
+            rows.append(
+                row(
+                    f"S2 {cdf}: SB' alone, hit flows' timeout cluster below 1 s (median µs; stated ~10 ms)",
+                    at("hit_rto_p50_us", "SB'"),
+                    10_000 / TIME_TOL,
+                    10_000 * TIME_TOL,
+                    "tailsim's RTO is RTO_min = 4 ms after one loss: docs/sqr.md",
+                )
+            )
+            rows.append(
+                row(
+                    f"S2 {cdf}: SB' alone, hit flows at 10-200 ms (stated: clusters ~10 ms and ~100 ms)",
+                    at("hit_10_to_200ms", "SB'"),
+                    1,
+                    1e9,
+                )
+            )
+            for s in ("SB'+SQR", "LRR+SQR", "SB'+SQR δ+MTU ideal"):
+                rows.append(
+                    row(
+                        f"zero: {cdf} {s}, timeouts",
+                        at("timeouts", s),
+                        0,
+                        0,
+                        "" if "MTU" in s else "δ = 30 µs races a packet on the wire: docs/sqr.md",
+                    )
+                )
+                rows.append(row(f"zero: {cdf} {s}, copies resent out of order", at("resent_out_of_order", s), 0, 0))
+            rows.append(
+                row(
+                    f"S2 {cdf}: SB' hit-flow p99 FCT / SB'+SQR δ+MTU ideal's (orders of magnitude)",
+                    np.log10(at("hit_p99_us", "SB'") / at("hit_p99_us", "SB'+SQR δ+MTU ideal")),
+                    MIN_ORDERS,
+                    1e9,
+                )
+            )
+            extra = at("hit_extra_p50_us", "SB'+SQR")
+            rows.append(
+                row(
+                    f"S3 {cdf}: SB'+SQR hit-flow median FCT − no failure (µs; stated ≈ +200)",
+                    extra,
+                    STATED_MEDIAN_EXTRA_US - MEDIAN_TOL_US,
+                    STATED_MEDIAN_EXTRA_US + MEDIAN_TOL_US,
+                    "a lost packet's copy waits δ = 760 µs from its making: docs/sqr.md",
+                )
+            )
+            rows.append(
+                row(
+                    f"S4 {cdf}: SB'+SQR share of hit flows delayed beyond 760 µs (stated ≈ 0.9; proxy for "
+                    "the receiver's recovery gap)",
+                    at("hit_slow_recovery", "SB'+SQR"),
+                    0.8,
+                    1.0,
+                )
+            )
+            rows.append(
+                row(
+                    f"S6 {cdf}: LRR+SQR (δ = 30 µs) cache per port (B; Eq. 4.1 37.5 KB)",
+                    at("max_cache_port", "LRR+SQR"),
+                    STATED_CACHE_B / TIME_TOL,
+                    STATED_CACHE_B * TIME_TOL,
+                )
+            )
+    lo = res.get("loss")
+    if lo is not None and len(lo):
+        sqr = lo[lo["scheme"] == "SB'+SQR"]
+        race = "δ = the detection bound races a packet on the wire, and spurious fast retransmits: docs/sqr.md"
+        rows.append(
+            row("S1 zero: SB'+SQR timeouts at every route failure time", int(sqr["timeouts"].sum()), 0, 0, race)
+        )
+        rows.append(
+            row(
+                "S1 zero: SB'+SQR packets lost at every route failure time (retransmissions)",
+                int(sqr["retransmits"].sum()),
+                0,
+                0,
+                race,
+            )
+        )
+        sb = lo[lo["scheme"] == "SB'"].sort_values("fail_us")
+        rows.append(
+            row(
+                "S1 ordering: SB' alone loses packets at every route failure time (points with none)",
+                int((sb["retransmits"] == 0).sum()),
+                0,
+                0,
+            )
+        )
+        big = sb[sb["fail_us"] >= 600]
+        if len(big) > 1:
+            rows.append(
+                row(
+                    "S1 plateau: SB' loss at the longest over at 600 µs (stated ≈ 1)",
+                    big["lost_per_failure"].iloc[-1] / max(big["lost_per_failure"].iloc[0], 1e-9),
+                    1 / TIME_TOL,
+                    TIME_TOL,
+                )
+            )
+    lf = res.get("longflow")
+    if lf is not None and len(lf):
+        stall = value_at(lf, "disruption_ms", scheme="SB'")
+        rows.append(
+            row(
+                "S5 SB' alone: long flow's disruption (ms; stated ≈ 12)",
+                stall,
+                STATED_STALL_MS / TIME_TOL,
+                STATED_STALL_MS * TIME_TOL,
+            )
+        )
+        for s in ("SB'+SQR", "SB'+SQR ideal"):
+            hold_ms = FAIL_US / 1000 * TIME_TOL
+            rows.append(
+                row(
+                    f"S5 {s}: long flow's disruption (ms; stated: as without failure, at most the 760 µs hold)",
+                    value_at(lf, "disruption_ms", scheme=s),
+                    -1,
+                    hold_ms,
+                    "ring: Alg. 4 releases scrambled copies about one per loop: docs/sqr.md",
+                )
+            )
+            rows.append(
+                row(
+                    f"S6 {s}: cache per port during the failure (B; Eq. 4.1 950 KB)",
+                    value_at(lf, "max_cache_port", scheme=s),
+                    STATED_FAILURE_CACHE_B / TIME_TOL,
+                    STATED_FAILURE_CACHE_B * TIME_TOL,
+                )
+            )
+    return rows
+
+
+def _figures(res: dict[str, pd.DataFrame], out: Path) -> None:
+    plt = plots._plt()
+    f = res.get("fct")
+    if f is not None and len(f):
+        cdfs = list(f["cdf"].unique())
+        fig, axes = plt.subplots(1, len(cdfs), figsize=(5 * len(cdfs), 3.8), squeeze=False)
+        for ax, cdf in zip(axes[0], cdfs):
+            g = f[f["cdf"] == cdf]
+            stats = ["hit_min_us", "hit_p50_us", "hit_p95_us", "hit_p99_us", "hit_max_us"]
+            for i, (_, r) in enumerate(g.iterrows()):
+                ax.plot(range(5), [r[s] / 1000 for s in stats], marker="os^vD"[i % 5], label=r["scheme"])
+            ax.set_xticks(range(5), ["min", "median", "95th", "99th", "max"])
+            ax.set_yscale("log")
+            ax.set_ylabel("FCT of failure-hit flows (ms)")
+            ax.set_title(f"{cdf} ≤ 100 KB (Fig. 4.11)")
+            ax.legend(fontsize=7)
+        plots._finish(fig, out / "fig4_11_fct.png")
+        plt.close(fig)
+    lo = res.get("loss")
+    if lo is not None and len(lo):
+        fig, ax = plt.subplots(figsize=(5, 3.8))
+        for s, g in lo.groupby("scheme"):
+            g = g.sort_values("fail_us")
+            ax.plot(g["fail_us"], g["lost_per_failure"], marker="o", label=s)
+        ax.set_xlabel("route failure time (µs)")
+        ax.set_ylabel("packets lost per failure (retransmitted)")
+        ax.set_title("Fig. 4.9")
+        ax.legend(fontsize=7)
+        plots._finish(fig, out / "fig4_9_loss.png")
+        plt.close(fig)
+
+
+def sqr(
+    out: os.PathLike | str = "results/reproduce-sqr",
+    scale: str = "small",
+    workers: Optional[int] = None,
+    backend: str = "local",
+    scheduler: Optional[str] = None,
+    flows: Optional[int] = None,
+    progress: bool = True,
+    parts: Sequence[str] = PARTS,
+) -> dict[str, pd.DataFrame]:
+    """Run the parts (see the module's docstring); write ``summary.parquet``, the figures and
+    ``targets.md``/``targets.json``. ``flows`` overrides the scale's flows per workload."""
+    c = dict(SCALES[scale])
+    if flows:
+        c["flows"] = flows
+    run = dict(backend=backend, workers=workers, scheduler=scheduler, progress=progress)
+    fns = {"fct": fct, "loss": loss, "longflow": longflow}
+
+    def summarize(res: dict) -> pd.DataFrame:
+        frames = [d for d in res.values() if len(d)]
+        return pd.concat(frames, ignore_index=True)
+
+    return reproduce(out, parts, fns, c, run, check_targets, _figures, summarize)

@@ -1,0 +1,58 @@
+"""The SQR reproduction at CI size (docs/sqr.md): 300 web-search flows per scheme, three route failure times, a
+20 MB long flow; about 5 s. It checks what holds at any scale: SQR loses nothing (no timeout, no retransmission
+at any failure time, copies resent in order), SB' alone loses packets at every failure time and has flows
+waiting out the 1 s SYN timeout, the cut in the hit flows' tail, Eq. 4.1's cache bounds, and the misses the
+docs explain (S3's +760 µs from δ, the ring's slow in-order release of a long flow's copies)."""
+
+import json
+
+import pytest
+
+from tailsim import reproduce_sqr as rs
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    out = tmp_path_factory.mktemp("reproduce-sqr")
+    return out, rs.sqr(out, scale="small", workers=2, progress=False)
+
+
+def _targets(out):
+    return {c["target"]: c for c in json.loads((out / "targets.json").read_text())}
+
+
+def test_zeros_and_orderings_hold(small):
+    out, _ = small
+    t = _targets(out)
+    exact = [c for k, c in t.items() if k.startswith(("zero:", "S1"))]
+    assert len(exact) >= 6
+    assert all(c["within"] for c in exact), [c for c in exact if not c["within"]]
+
+
+def test_sqr_cuts_the_tail_of_failure_hit_flows(small):
+    out, res = small
+    t = _targets(out)
+    sb = next(c for k, c in t.items() if k.startswith("S2 websearch: SB' hit-flow p99"))
+    assert sb["within"] and sb["measured"] > 2.5, sb
+    assert next(c for k, c in t.items() if "near 1 s" in k)["measured"] >= 1
+    f = res["fct"].set_index("scheme")
+    # Every scheme ran the same flows, and every flow finished.
+    assert f["flows"].nunique() == 1 and (f["unfinished"] == 0).all()
+    assert f.loc["SB'+SQR", "hit_max_us"] < 2_000 and f.loc["SB'", "hit_max_us"] > 900_000
+
+
+def test_cache_bounds_and_the_explained_misses(small):
+    out, res = small
+    t = _targets(out)
+    for k, c in t.items():
+        if k.startswith("S6"):
+            assert c["within"], c
+    # S3: the hit flows wait out δ = 760 µs (docs/sqr.md), not the thesis's +200 µs.
+    s3 = next(c for k, c in t.items() if k.startswith("S3"))
+    assert s3["within"] is False and 700 <= s3["measured"] <= 800, s3
+    lf = res["longflow"].set_index("scheme")
+    assert lf.loc["SB'+SQR ideal", "disruption_ms"] < 1.2
+    assert lf.loc["SB'+SQR", "disruption_ms"] > 5, "the ring's in-order release is slow (docs/sqr.md)"
+    assert (lf["retransmits"].loc[["SB'+SQR", "SB'+SQR ideal"]] == 0).all()
+    for f in ("summary.parquet", "targets.md", "fig4_11_fct.png", "fig4_9_loss.png"):
+        assert (out / f).exists(), f
