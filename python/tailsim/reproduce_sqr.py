@@ -234,6 +234,7 @@ def longflow(c: dict, out: Path, run: dict) -> pd.DataFrame:
         ("SB'", None, True),
         ("SB'+SQR", {"recovery": "sharebackup"}, True),
         ("SB'+SQR ideal", {"recovery": "sharebackup", "cache": "ideal"}, True),
+        ("SB'+SQR δ+MTU ideal", {"recovery": "sharebackup", "cache": "ideal", "delta": "31.3us"}, True),
     ):
         cfg = {
             "name": "sqr-longflow",
@@ -406,7 +407,7 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
                 STATED_STALL_MS * TIME_TOL,
             )
         )
-        for s in ("SB'+SQR", "SB'+SQR ideal"):
+        for s in ("SB'+SQR", "SB'+SQR ideal", "SB'+SQR δ+MTU ideal"):
             hold_ms = FAIL_US / 1000 * TIME_TOL
             rows.append(
                 row(
