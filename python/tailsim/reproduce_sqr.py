@@ -29,12 +29,11 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
-from . import plots
+from . import _core, plots
 from ._reproduce import reproduce, row, run_points, value_at
 from .result import Result
 
 PARTS = ("fct", "loss", "longflow")
-CDFS = {"websearch": "websearch_pfabric-ns2_packets.txt", "datamining": "datamining_pfabric-ns2_packets.txt"}
 MAX_FLOW = 100_000  # the thesis's latency-sensitive flows (Fig. 4.6)
 FAIL_EVERY_MS, FAIL_JITTER_MS, FAIL_US = 20, 10, 760
 SCHEMES = {
@@ -70,27 +69,15 @@ SCALES = {
 }
 
 
-def _cdf_dir() -> Path:
-    here = Path(__file__).resolve()
-    for d in (here.parents[2] / "workloads" / "cdfs", here.parent / "cdfs"):
-        if d.is_dir():
-            return d
-    raise FileNotFoundError("workloads/cdfs not found next to the package")
-
-
 def sizes(cdf: str, n: int, seed: int = 1) -> list[int]:
-    """``n`` flow sizes from the built-in CDF (pFabric's ns-2 discretization: packets of 1460 B, linear),
-    keeping those of at most 100 KB (the thesis truncates its workloads there)."""
-    pts = [ln.split() for ln in (_cdf_dir() / CDFS[cdf]).read_text().splitlines() if ln.strip() and ln[0] != "#"]
-    xs = np.array([float(p[0]) for p in pts]) * 1460
-    ps = np.array([float(p[2]) for p in pts])
+    """``n`` flow sizes from the built-in CDF, drawn by the simulator's own rule (pFabric's ns-2 web search and
+    data mining: whole 1460 B packets, linear), keeping those of at most 100 KB (the thesis's truncation)."""
     rng = np.random.default_rng(seed)
     out: list[int] = []
     while len(out) < n:
-        s = int(np.ceil(np.interp(rng.random(), ps, xs)))
-        if 0 < s <= MAX_FLOW:
-            out.append(s)
-    return out
+        drawn = _core.cdf_sample(cdf, rng.random(max(64, 2 * (n - len(out)))).tolist())
+        out.extend(s for s in drawn if 0 < s <= MAX_FLOW)
+    return out[:n]
 
 
 def trace(out: Path, cdf: str, n: int, seed: int = 1) -> tuple[Path, float]:

@@ -173,6 +173,19 @@ fn cdf_mean_bytes(name: &str) -> PyResult<f64> {
     Ok(cdf.mean_bytes())
 }
 
+/// Flow sizes (bytes) drawn from a built-in CDF or CDF file at the given uniform numbers in [0, 1), by the
+/// sampling rule the simulator uses (e.g. the SQR reproduction's truncated workloads).
+#[pyfunction]
+fn cdf_sample(name: &str, uniforms: Vec<f64>) -> PyResult<Vec<u64>> {
+    let cdf = tailsim_workload::SizeCdf::builtin(name)
+        .or_else(|_| tailsim_workload::SizeCdf::from_file(Path::new(name), Default::default()))
+        .map_err(|e| ConfigError::new_err(e.to_string()))?;
+    if let Some(u) = uniforms.iter().find(|u| !(0.0..1.0).contains(*u)) {
+        return Err(ConfigError::new_err(format!("uniform numbers must be in [0, 1), found {u}")));
+    }
+    Ok(uniforms.into_iter().map(|u| cdf.sample(u)).collect())
+}
+
 /// Priority-class thresholds (bytes) for a CDF at a load: "optimal" (M/G/1 model) or "equal-count", and the
 /// model's mean normalized FCT with them.
 #[pyfunction]
@@ -228,6 +241,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(cli, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_cdfs, m)?)?;
+    m.add_function(wrap_pyfunction!(cdf_sample, m)?)?;
     m.add_function(wrap_pyfunction!(cdf_mean_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(class_thresholds, m)?)?;
     m.add_function(wrap_pyfunction!(qjump_levels, m)?)?;

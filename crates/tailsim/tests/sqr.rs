@@ -298,3 +298,16 @@ fn repeated_faults_expand_in_order_with_seeded_jitter() {
     let e = config_error(&toml("jitter = \"19.5ms\"", 1));
     assert!(e.contains("fault[0].jitter") && e.contains("shorter"), "{e}");
 }
+
+#[test]
+fn the_backstop_stops_copying_when_the_buffer_is_nearly_full() {
+    // 10 KB per port (sw6 has 3 ports: 30 KB of buffer): at line rate a port's 30 us of copies alone (37.5 KB)
+    // would pass 90 % of it, so copying pauses, and starts again as the copies retire.
+    let (_, s) = run(&testbed(8, None, "[switch]\nbuffer = \"10KB\"\n[sqr]\ncache = \"ideal\""));
+    let q = sqr_summary(&s);
+    assert!(q["backstopped"].as_u64().unwrap() > 100 && q["copies"].as_u64().unwrap() > 1000, "{q}");
+    // At most 90 % of the largest switch's buffer (4 ports), plus the copy that crossed it.
+    assert!(q["max_cache_bytes_per_switch"].as_u64().unwrap() <= 36_000 + 1518, "{q}");
+    let (_, s) = run(&testbed(8, None, "[sqr]\ncache = \"ideal\""));
+    assert_eq!(sqr_summary(&s)["backstopped"], 0);
+}
