@@ -95,6 +95,11 @@ def trace(out: Path, cdf: str, n: int, seed: int = 1) -> tuple[Path, float]:
     return path, t / 1000
 
 
+def failures(last_ms: float) -> int:
+    """The failures of a run whose last flow starts at ``last_ms``: one per period until then."""
+    return int(last_ms // FAIL_EVERY_MS) + 1
+
+
 def config(name: str, path: Path, last_ms: float, sqr: Optional[dict], fail_us: Optional[int], seed: int = 1) -> dict:
     cfg: dict = {
         "name": name,
@@ -111,7 +116,7 @@ def config(name: str, path: Path, last_ms: float, sqr: Optional[dict], fail_us: 
                 "duration": f"{fail_us}us",
                 "every": f"{FAIL_EVERY_MS}ms",
                 "jitter": f"{FAIL_JITTER_MS}ms",
-                "count": int(last_ms // FAIL_EVERY_MS) + 1,
+                "count": failures(last_ms),
             }
         ]
     if sqr is not None:
@@ -205,8 +210,7 @@ def loss(c: dict, out: Path, run: dict) -> pd.DataFrame:
         for scheme, sqr in (("SB'", None), ("SB'+SQR", {"recovery": "sharebackup", "raise": f"{max(t - 30, 0)}us"})):
             specs.append(({"fail_us": t, "scheme": scheme}, config("sqr-loss", path, last, sqr, t)))
     d = run_points("loss", specs, out, run, _measure)
-    failures = int(last // FAIL_EVERY_MS) + 1
-    d["lost_per_failure"] = d["retransmits"] / failures
+    d["lost_per_failure"] = d["retransmits"] / failures(last)
     return d.drop(columns=["fct_us"])
 
 
@@ -223,25 +227,18 @@ def longflow(c: dict, out: Path, run: dict) -> pd.DataFrame:
         ("SB'+SQR ideal", {"recovery": "sharebackup", "cache": "ideal"}, True),
         ("SB'+SQR δ+MTU ideal", {"recovery": "sharebackup", "cache": "ideal", "delta": "31.3us"}, True),
     ):
-        cfg = {
-            "name": "sqr-longflow",
-            "seed": 1,
-            "topology": {"preset": "sqr-testbed"},
-            "workload": [{"kind": "trace", "path": str(path)}],
-            "output": {"cwnd_trace": [0]},
-        }
+        cfg = config("sqr-longflow", path, 0, sqr, None)
+        cfg["output"] = {"cwnd_trace": [0]}
         if fail:
             cfg["fault"] = [{"at": "10ms", "link": ["sw6", "sw10"], "state": "down", "duration": f"{FAIL_US}us"}]
-        if sqr:
-            cfg["sqr"] = sqr
         specs.append(({"scheme": scheme}, cfg))
 
     def measure(r: Result) -> dict:
         m = _measure(r)
         fct_us = m.pop("fct_us")[0]
-        cw = r.cwnd if hasattr(r, "cwnd") else None
+        cw = r.cwnd
         low = np.nan
-        if cw is not None and len(cw):
+        if len(cw):
             t = cw["time_us"].to_numpy()
             w = cw["cwnd"].to_numpy()
             before = w[t <= 10_000]
@@ -465,9 +462,4 @@ def sqr(
         c["flows"] = flows
     run = dict(backend=backend, workers=workers, scheduler=scheduler, progress=progress)
     fns = {"fct": fct, "loss": loss, "longflow": longflow}
-
-    def summarize(res: dict) -> pd.DataFrame:
-        frames = [d for d in res.values() if len(d)]
-        return pd.concat(frames, ignore_index=True)
-
-    return reproduce(out, parts, fns, c, run, check_targets, _figures, summarize)
+    return reproduce(out, parts, fns, c, run, check_targets, _figures)

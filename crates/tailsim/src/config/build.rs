@@ -45,6 +45,13 @@ impl Ctx<'_> {
     pub(super) fn err(&self, key: &str, msg: impl Into<String>) -> ConfigError {
         self.src.error(&KeyPath::parse(key), msg)
     }
+    /// An optional duration that must not be zero when given.
+    pub(super) fn positive(&self, key: &str, d: Option<Time>) -> R<Option<Time>> {
+        match d {
+            Some(Time::ZERO) => Err(self.err(key, "must be positive")),
+            d => Ok(d),
+        }
+    }
     pub(super) fn need<T: Clone>(&self, v: &Option<T>, key: &str, what: &str) -> R<T> {
         v.clone().ok_or_else(|| self.err(key, format!("missing: expected {what}")))
     }
@@ -328,11 +335,17 @@ fn remove_links(c: &Ctx, t: &TopologyCfg, spec: &mut TopologySpec) -> R<()> {
 
 /// A switch by its exact name, else a host by number ("3" or "h3").
 fn node_by_name(spec: &TopologySpec, name: &str) -> Option<NodeId> {
-    if let Some(i) = spec.switches.iter().position(|s| s.name == name) {
-        return Some(NodeId(spec.hosts + i as u32));
+    node_named(spec.switches.iter().map(|s| s.name.as_str()), spec.hosts, name)
+}
+
+/// The node a name stands for: a switch's exact name wins, else a host ("h3" or "3"). Switches are numbered
+/// after the `hosts` hosts, in the order of `switches`.
+pub(super) fn node_named<'a>(mut switches: impl Iterator<Item = &'a str>, hosts: u32, name: &str) -> Option<NodeId> {
+    if let Some(i) = switches.position(|s| s == name) {
+        return Some(NodeId(hosts + i as u32));
     }
     let num = name.strip_prefix('h').unwrap_or(name);
-    num.parse::<u32>().ok().filter(|&h| h < spec.hosts).map(NodeId)
+    num.parse::<u32>().ok().filter(|&h| h < hosts).map(NodeId)
 }
 
 /// PIAS's default ECN threshold (DCTCP's K in the pFabric simulator PIAS was built on: 15 packets).

@@ -27,13 +27,6 @@ fn frame_times(net: &Network, fr: Framing) -> Vec<Time> {
     net.hosts.iter().map(|h| net.ports[h.nic.idx()].rate.tx_time(fr.mss + fr.header + fr.wire_overhead)).collect()
 }
 
-fn positive(c: &Ctx, key: &str, d: Option<Time>) -> R<Option<Time>> {
-    match d {
-        Some(Time::ZERO) => Err(c.err(key, "must be positive")),
-        d => Ok(d),
-    }
-}
-
 /// `lossless`: nothing can be lost (no buffer limits, no faults), so the receiver timeout is off by default.
 pub(super) fn phost(c: &Ctx, t: &TransportCfg, fr: Framing, ctrl: u32, net: &Network, lossless: bool) -> R<Transport> {
     let rtt_bytes = rtt_bytes(c, t, fr, ctrl, net)?;
@@ -41,13 +34,12 @@ pub(super) fn phost(c: &Ctx, t: &TransportCfg, fr: Framing, ctrl: u32, net: &Net
     let frame = rate.tx_time(fr.mss + fr.header + fr.wire_overhead);
     let rtt = rate.tx_time(rtt_bytes);
     let token_expiry =
-        positive(c, "transport.token_expiry", t.token_expiry.map(|d| d.0))?.unwrap_or(Time(frame.0 * 3 / 2));
+        c.positive("transport.token_expiry", t.token_expiry.map(|d| d.0))?.unwrap_or(Time(frame.0 * 3 / 2));
     let token_timeout =
-        positive(c, "transport.token_timeout", t.token_timeout.map(|d| d.0))?.unwrap_or(Time(3 * rtt.0) + token_expiry);
-    let downgrade_for =
-        positive(c, "transport.downgrade_for", t.downgrade_for.map(|d| d.0))?.unwrap_or(Time(3 * rtt.0));
+        c.positive("transport.token_timeout", t.token_timeout.map(|d| d.0))?.unwrap_or(Time(3 * rtt.0) + token_expiry);
+    let downgrade_for = c.positive("transport.downgrade_for", t.downgrade_for.map(|d| d.0))?.unwrap_or(Time(3 * rtt.0));
     let timeout =
-        positive(c, "transport.resend_timeout", t.resend_timeout.map(|d| d.0))?.or((!lossless).then_some(Time::ms(2)));
+        c.positive("transport.resend_timeout", t.resend_timeout.map(|d| d.0))?.or((!lossless).then_some(Time::ms(2)));
     let cfg = PhostConfig {
         payload: fr.mss as u32,
         header: fr.header as u32,
@@ -73,7 +65,8 @@ pub(super) fn ndp(c: &Ctx, t: &TransportCfg, fr: Framing, ctrl: u32, net: &Netwo
         wire_overhead: fr.wire_overhead as u32,
         rtt_bytes: rtt_bytes(c, t, fr, ctrl, net)?,
         data_class: DATA_CLASS,
-        timeout: positive(c, "transport.resend_timeout", t.resend_timeout.map(|d| d.0))?
+        timeout: c
+            .positive("transport.resend_timeout", t.resend_timeout.map(|d| d.0))?
             .or((!lossless).then_some(Time::ms(1))),
     };
     Ok(Transport::Ndp(Ndp::new(cfg, frame_times(net, fr))))

@@ -1,12 +1,12 @@
 //! The `[sqr]` section: SQR's caching and the recovery scheme it protects (net/mech/sqr.rs), checked and
 //! installed on the SQR switches' ports. Defaults are the thesis's testbed (docs/sqr.md).
 
-use super::build::{Ctx, R};
+use super::build::{node_named, Ctx, R};
 use super::schema::{ExperimentConfig, SqrCfg};
 use crate::net::mech::sqr::{Cache, Recovery, Sqr, SqrParams};
 use crate::net::mech::Mech;
 use crate::net::{BufferPolicy, Network};
-use crate::units::{NodeId, PortId, Time};
+use crate::units::{PortId, Time};
 
 pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, net: &mut Network) -> R<()> {
     let Some(q) = &cfg.sqr else { return Ok(()) };
@@ -17,23 +17,15 @@ pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, net: &mut Network) -> R<(
     Ok(())
 }
 
-fn positive(c: &Ctx, v: Option<super::units::Duration>, key: &str, default: Time) -> R<Time> {
-    match v {
-        None => Ok(default),
-        Some(d) if d.0 > Time::ZERO => Ok(d.0),
-        Some(_) => Err(c.err(key, "must be positive")),
-    }
-}
-
 fn params(c: &Ctx, cfg: &ExperimentConfig, q: &SqrCfg, net: &Network) -> R<SqrParams> {
     let recovery = match q.recovery.as_deref().unwrap_or("sharebackup") {
         "sharebackup" => Recovery::ShareBackup,
         "lrr" => Recovery::Lrr,
         o => return Err(c.err("sqr.recovery", format!("expected \"sharebackup\" or \"lrr\", found \"{o}\""))),
     };
-    let delta = positive(c, q.delta, "sqr.delta", Time::us(30))?;
-    let detect = positive(c, q.detect, "sqr.detect", Time::us(30))?;
-    let window = positive(c, q.window, "sqr.window", Time::us(150))?;
+    let delta = c.positive("sqr.delta", q.delta.map(|d| d.0))?.unwrap_or(Time::us(30));
+    let detect = c.positive("sqr.detect", q.detect.map(|d| d.0))?.unwrap_or(Time::us(30));
+    let window = c.positive("sqr.window", q.window.map(|d| d.0))?.unwrap_or(Time::us(150));
     let raise = match (q.raise, recovery) {
         (Some(d), _) => d.0,
         (None, Recovery::ShareBackup) => Time::us(730),
@@ -116,10 +108,7 @@ fn params(c: &Ctx, cfg: &ExperimentConfig, q: &SqrCfg, net: &Network) -> R<SqrPa
         }
     };
     let port_to = |s: usize, name: &str| -> Option<PortId> {
-        let node = match switch_index(name) {
-            Some(i) => NodeId((hosts + i) as u32),
-            None => NodeId(name.trim_start_matches('h').parse::<u32>().ok().filter(|&h| (h as usize) < hosts)?),
-        };
+        let node = node_named(net.switches.iter().map(|s| s.name.as_str()), hosts as u32, name)?;
         net.switches[s].ports.iter().copied().find(|p| net.ports[p.idx()].peer == node)
     };
     let mut backups = Vec::new();

@@ -93,6 +93,16 @@ struct Meta {
     wait_at: PortId,
 }
 
+/// Where a packet meant for a failed port goes.
+enum FailedRoute {
+    /// Out of the port itself: SB' once ShareBackup restored it.
+    Own,
+    /// Out of another port (LRR).
+    Backup(PortId),
+    /// Into the cache: no port can carry it yet.
+    Cache,
+}
+
 #[derive(Default)]
 struct PortState {
     /// Index of its switch in `SqrParams::switches`; u32::MAX for ports of other nodes.
@@ -165,7 +175,6 @@ pub struct Sqr {
     sws: Vec<SwitchState>,
     meta: Vec<Meta>,
     n: Counters,
-    max_delta: Time,
 }
 
 const PASS: u32 = 0;
@@ -180,10 +189,18 @@ fn key(kind: u32, i: u32) -> u32 {
     kind << KIND_SHIFT | i
 }
 
+/// The values of an n-bit clock.
+fn clock_mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
 /// Alg. 2: the time since `start` on an n-bit nanosecond clock that wraps (`now_ns` read on the same clock).
 pub fn elapsed_ns(now_ns: u64, start: u64, bits: u32) -> u64 {
-    let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
-    now_ns.wrapping_sub(start) & mask
+    now_ns.wrapping_sub(start) & clock_mask(bits)
 }
 
 impl Sqr {
@@ -211,8 +228,7 @@ impl Sqr {
                 max_cache_bytes: 0,
             });
         }
-        let max_delta = prm.delta;
-        Sqr { prm, ports: st, sws, meta: Vec::new(), n: Counters::default(), max_delta }
+        Sqr { prm, ports: st, sws, meta: Vec::new(), n: Counters::default() }
     }
 
     fn delta(&self, sw: u32) -> Time {
@@ -224,12 +240,7 @@ impl Sqr {
     }
 
     fn stamp(&self, now: Time) -> u64 {
-        let ns = now.0 / 1000;
-        if self.prm.timestamp_bits >= 64 {
-            ns
-        } else {
-            ns & ((1u64 << self.prm.timestamp_bits) - 1)
-        }
+        (now.0 / 1000) & clock_mask(self.prm.timestamp_bits)
     }
 
     fn old_enough(&self, now: Time, m: &Meta, sw: u32) -> bool {
@@ -260,6 +271,25 @@ impl Sqr {
             let st = &self.ports[b.idx()];
             st.link_up && (!st.failed || st.back)
         }
+    }
+
+    /// Where a packet meant for failed port `at` goes (Alg. 3, primary down).
+    fn failed_route(&self, at: PortId, dst: NodeId) -> FailedRoute {
+        let b = self.backup(at, dst);
+        if !self.ready(b) {
+            FailedRoute::Cache
+        } else if b == at {
+            FailedRoute::Own
+        } else {
+            FailedRoute::Backup(b)
+        }
+    }
+
+    /// Send a packet meant for a failed port out of its backup `b`, marked as a detour.
+    fn redirect(&mut self, c: &mut HookCtx, b: PortId, id: PktId) {
+        self.n.redirected += 1;
+        c.pk.get_mut(id).detour = true;
+        c.effect(Effect::Enqueue { port: b, id });
     }
 
     fn set_meta(&mut self, id: PktId, m: Meta) {
@@ -439,26 +469,19 @@ impl Sqr {
             return;
         }
         self.n.detected += 1;
+        let sw = st.sw as usize;
         let mut oldest: Option<u32> = None;
-        let mut see = |id: PktId, meta: &Vec<Meta>| {
-            let m = meta[id.idx()];
+        self.held(&mut |id| {
+            let m = self.meta[id.idx()];
             if m.primary == p {
                 oldest = Some(oldest.map_or(m.tag, |o| o.min(m.tag)));
             }
-        };
-        let sw = st.sw as usize;
-        for &q in &self.sws[sw].ports {
-            let s = &self.ports[q.idx()];
-            s.cache_q.iter().chain(s.passing.iter()).chain(s.ideal.iter()).for_each(|&id| see(id, &self.meta));
-        }
-        self.sws[sw].clone.iter().for_each(|id| see(id, &self.meta));
+        });
         let st = &mut self.ports[p.idx()];
         st.next_release = oldest.unwrap_or(st.next_tag);
         st.failed = true;
         st.back = false;
         self.sws[sw].failed += 1;
-        let d = self.prm.delta + self.prm.raise;
-        self.max_delta = self.max_delta.max(d);
         if self.prm.recovery == Recovery::Lrr {
             let b = lrr_backups(c, p);
             self.ports[p.idx()].backup = b;
@@ -546,26 +569,22 @@ impl Hooks for Sqr {
     /// Originals meant for a failed port go to its backup (Alg. 3, primary down), or into the cache while no
     /// port can carry them (ours: SB' before the circuit switch brings the port back).
     fn on_admit(&mut self, c: &mut HookCtx, at: PortId, id: PktId) -> Admit {
-        let st = &self.ports[at.idx()];
-        if !st.failed || !self.protects(c.packet(id)) {
+        if !self.ports[at.idx()].failed || !self.protects(c.packet(id)) {
             return Admit::Queue;
         }
-        let b = self.backup(at, c.packet(id).dst);
-        if b == at && self.ready(at) {
-            return Admit::Queue;
+        match self.failed_route(at, c.packet(id).dst) {
+            FailedRoute::Own => Admit::Queue,
+            FailedRoute::Backup(b) => {
+                self.redirect(c, b, id);
+                Admit::Hold
+            }
+            FailedRoute::Cache if self.prm.cache == Cache::Off => Admit::Queue,
+            FailedRoute::Cache => {
+                self.n.taken_in += 1;
+                self.cache(c, at, id, true);
+                Admit::Hold
+            }
         }
-        if b != at && self.ready(b) {
-            self.n.redirected += 1;
-            c.pk.get_mut(id).detour = true;
-            c.effect(Effect::Enqueue { port: b, id });
-            return Admit::Hold;
-        }
-        if self.prm.cache == Cache::Off {
-            return Admit::Queue;
-        }
-        self.n.taken_in += 1;
-        self.cache(c, at, id, true);
-        Admit::Hold
     }
 
     /// An original leaves port `at`: count it for the utilization window, and copy it if the port is up in
@@ -586,18 +605,17 @@ impl Hooks for Sqr {
             return;
         }
         if st.failed {
-            let b = self.backup(at, p.dst);
-            if b == at && self.ready(at) {
-                return;
-            }
-            let copy = c.copy(id);
-            if b != at && self.ready(b) {
-                self.n.redirected += 1;
-                c.pk.get_mut(copy).detour = true;
-                c.effect(Effect::Enqueue { port: b, id: copy });
-            } else {
-                self.n.taken_in += 1;
-                self.cache(c, at, copy, false);
+            match self.failed_route(at, p.dst) {
+                FailedRoute::Own => {}
+                FailedRoute::Backup(b) => {
+                    let copy = c.copy(id);
+                    self.redirect(c, b, copy);
+                }
+                FailedRoute::Cache => {
+                    self.n.taken_in += 1;
+                    let copy = c.copy(id);
+                    self.cache(c, at, copy, false);
+                }
             }
             return;
         }
@@ -739,7 +757,8 @@ impl Hooks for Sqr {
             "failures_detected": n.detected,
             "max_cache_bytes_per_port": max_port,
             "max_cache_bytes_per_switch": max_sw,
-            "max_delta_ns": self.max_delta.0 / 1000,
+            // δ is raised only while a detected failure lasts.
+            "max_delta_ns": (self.prm.delta + if n.detected > 0 { self.prm.raise } else { Time::ZERO }).0 / 1000,
         })
     }
 }
