@@ -142,3 +142,23 @@ fn impossible_values_are_errors_not_panics() {
     let e = err(&format!("[topology]\nkind = \"file\"\npath = \"{}\"\n{OK_TAIL}", dir.join("t.toml").display()));
     assert!(e.contains("key `topology.path`") && e.contains("at least 2"), "{e}");
 }
+
+#[test]
+fn inline_topology_errors_name_the_key() {
+    let wl = "[[workload]]\nkind = \"incast\"\nsenders = 1\nsize = 10\n";
+    let link = "link = [{ a = \"h0\", b = \"s\", rate = \"10Gbps\" }, { a = \"h1\", b = \"s\", rate = \"10Gbps\" }]";
+    let cfg = |t: &str| format!("[topology]\nkind = \"inline\"\n{t}\n{wl}");
+    for (t, want) in [
+        (format!("switch = [{{ name = \"s\" }}]\n{link}"), "topology.hosts"),
+        ("hosts = 2\nswitch = [{ name = \"s\" }]".to_string(), "topology.link"),
+        (format!("hosts = 2\n{link}"), "link end \"s\" is not a host or switch"),
+        (format!("hosts = 2\nswitch = [{{ name = \"s\" }}, {{ name = \"s\" }}]\n{link}"), "two switches are named"),
+    ] {
+        let e = err(&cfg(&t));
+        assert!(e.contains(want), "{t}: {e}");
+    }
+    // And the same entries load: two hosts through one switch.
+    let ok = cfg(&format!("hosts = 2\nswitch = [{{ name = \"s\" }}]\n{link}"));
+    let e = tailsim::load_str(&ok, "exp.toml", Path::new(env!("CARGO_MANIFEST_DIR")), &[]).unwrap();
+    assert_eq!((e.world.net.n_hosts(), e.world.net.switches.len(), e.world.net.ports.len()), (2, 1, 4));
+}

@@ -311,3 +311,24 @@ fn the_backstop_stops_copying_when_the_buffer_is_nearly_full() {
     let (_, s) = run(&testbed(8, None, "[sqr]\ncache = \"ideal\""));
     assert_eq!(sqr_summary(&s)["backstopped"], 0);
 }
+
+#[test]
+fn a_failure_shorter_than_the_detection_delay_is_still_detected_and_masked() {
+    // The link is down 10 us, 1 ms into 2 MB flows sending at line rate; the switch learns of it 20 us after it
+    // went down, when it is up again. The copies of what it lost are then resent (without the detection they
+    // would retire at δ = 30 us and the senders would retransmit). δ is not raised: the route is back.
+    let mut csv = String::new();
+    for i in 0..12 {
+        csv.push_str(&format!("2,4,2000000,{}\n", i * 5000));
+    }
+    let workload = trace_workload("sqr_short.csv", &csv);
+    let toml = format!(
+        "[topology]\npreset = \"sqr-testbed\"\n{workload}\n[[fault]]\nat = \"1ms\"\nlink = [\"sw6\", \"sw10\"]\nstate = \"down\"\nduration = \"10us\"\nevery = \"5ms\"\ncount = 12\n[sqr]\ndetect = \"20us\"\nraise = \"0us\"\n"
+    );
+    let (e, s) = run(&toml);
+    assert!(s.packets.drops[DropReason::LinkDown] > 0, "the failures must hit the flows");
+    assert_eq!(sqr_summary(&s)["failures_detected"], 24);
+    assert_eq!(retransmits(&e).1, 0, "{}", sqr_summary(&s));
+    assert!(sqr_summary(&s)["resent"].as_u64().unwrap() > 0, "{}", sqr_summary(&s));
+    assert_eq!(retransmits(&e).0, 0, "{}", sqr_summary(&s));
+}
