@@ -251,6 +251,7 @@ impl Experiment {
                 Transport::Homa(t) => serde_json::to_value(t.stats).ok(),
                 Transport::Phost(t) => serde_json::to_value(t.stats).ok(),
                 Transport::Ndp(t) => serde_json::to_value(t.stats).ok(),
+                Transport::Rdma(t) => serde_json::to_value(t.stats).ok(),
             },
             mechanisms: w.net.mechanism_summaries().into_iter().map(|(n, v)| (n.to_string(), v)).collect(),
             host_sinks: {

@@ -37,6 +37,8 @@ fn steady_state_moves_packets_without_allocating() {
     // FastLane: drops at 60 KB ports become notices through the notification queues, and TCP senders
     // resend from their notice lists (Algorithm 1), under CoDel marking.
     steady_state("ecmp", "[fastlane]\n[codel]\n");
+    // RDMA at line rate: ECMP collisions overflow ports and go-back-N resends from every hole.
+    steady_state("ecmp", "[transport]\nkind = \"rdma\"\n");
     burstradar_steady_state();
     sqr_steady_state();
 }
@@ -90,6 +92,7 @@ fn burstradar_steady_state() {
 
 fn steady_state(lb: &str, extra: &str) {
     let fastlane = extra.contains("[fastlane]");
+    let rdma = extra.contains("rdma");
     // 16 long DCTCP flows across a leaf-spine fabric with ECMP and switch delays: every datapath element is
     // exercised (host delay lines, NIC and switch queues, wires, forwarding pipelines, timers).
     let mut trace = String::from("src,dst,size_bytes,start_us\n");
@@ -107,7 +110,6 @@ preset = "homa-144"
 {switch}
 [routing]
 load_balance = "{lb}"
-[transport]
 {transport}
 {extra}
 [[workload]]
@@ -116,7 +118,11 @@ path = "{}"
 "#,
         dir.join("t.csv").display(),
         switch = if fastlane { "buffer = \"60KB\"" } else { "buffer = \"225KB\"\necn_threshold = \"30KB\"" },
-        transport = if fastlane { "kind = \"tcp\"\necn = true" } else { "kind = \"dctcp\"" },
+        transport = match (fastlane, rdma) {
+            (_, true) => "",
+            (true, _) => "[transport]\nkind = \"tcp\"\necn = true",
+            _ => "[transport]\nkind = \"dctcp\"",
+        },
     );
     let mut e = tailsim::load_str(&toml, "t.toml", &dir, &[]).unwrap();
     use tailsim::sim::StopAt;
@@ -125,6 +131,11 @@ path = "{}"
     e.world.run(StopAt { time: Some(Time::ms(warm)), max_events: None }, &mut |_| true);
     let hops0 = e.world.net.packet_hops;
     let made0 = e.world.pk.made[1];
+    let rtx = |e: &tailsim::Experiment| match &e.world.transport {
+        tailsim::transport::Transport::Rdma(t) => t.stats.retransmits,
+        _ => 0,
+    };
+    let rtx0 = rtx(&e);
     let before = ALLOCS.load(Ordering::Relaxed);
     e.world.run(StopAt { time: Some(Time::ms(warm + 10)), max_events: None }, &mut |_| true);
     let allocs = ALLOCS.load(Ordering::Relaxed) - before;
@@ -148,6 +159,10 @@ path = "{}"
     if fastlane {
         let notices = e.world.pk.made[1] - made0;
         assert!(notices > 100, "FastLane must be making notices in the window: {notices}");
+    }
+    if rdma {
+        let resent = rtx(&e) - rtx0;
+        assert!(resent > 1000, "go-back-N must be resending in the window: {resent}");
     }
     if let Some(q) = &e.world.net.qjump {
         assert!(

@@ -356,22 +356,24 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
     let sw = &cfg.switch;
     let mut spec = topology(&c, &cfg.topology, sw.delay.map(|d| d.0))?;
     remove_links(&c, &cfg.topology, &mut spec)?;
-    // Packet framing.
+    // Packet framing. TCP: 1460 B segments in 1500 B IP packets, 40 B ACKs. RoCEv2: a 1024 B path MTU with
+    // IP, UDP, BTH and ICRC around it (44 B), ACKs with an AETH (48 B).
+    let kind = cfg.transport.kind.as_deref().unwrap_or("tcp");
+    let rdma = kind == "rdma";
     let p = &cfg.packet;
     let fr = Framing {
-        mss: p.mss.unwrap_or(1460) as u64,
-        header: p.header.unwrap_or(40) as u64,
+        mss: p.mss.unwrap_or(if rdma { 1024 } else { 1460 }) as u64,
+        header: p.header.unwrap_or(if rdma { 44 } else { 40 }) as u64,
         wire_overhead: p.wire_overhead.unwrap_or(0) as u64,
     };
     if fr.mss == 0 {
         return Err(c.err("packet.mss", "must be at least 1 byte"));
     }
-    let kind = cfg.transport.kind.as_deref().unwrap_or("tcp");
     // Receiver-driven transports frame their packets alike (Homa's headers, full 1500 B IP packets).
     let receiver_driven = matches!(kind, "homa" | "phost" | "ndp");
     super::transport::only_kind_keys(&c, &cfg.transport)?;
     let fr = if receiver_driven { super::homa::framing(&c, &cfg.transport, fr)? } else { fr };
-    let ack = p.ack.unwrap_or(40);
+    let ack = p.ack.unwrap_or(if rdma { 48 } else { 40 });
     if ack == 0 {
         return Err(c.err("packet.ack", "must be at least 1 byte"));
     }
@@ -629,6 +631,13 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
                 return Err(c.err(&format!("{key}.state"), format!("expected \"up\" or \"down\", found \"{o}\"")))
             }
         };
+        let one_way = f.one_way.unwrap_or(false);
+        if one_way && up.is_some() {
+            return Err(c.err(
+                &format!("{key}.one_way"),
+                "applies to `corrupt` and `rate` only (routing takes a link that is down as down both ways)",
+            ));
+        }
         if let Some(p) = f.corrupt {
             if !(0.0..=1.0).contains(&p) {
                 return Err(c.err(&format!("{key}.corrupt"), format!("a probability in [0, 1], found {p}")));
@@ -679,9 +688,9 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         for k in 0..count {
             let shift = if jitter > Time::ZERO { Time((rng.uniform() * jitter.0 as f64) as u64) } else { Time::ZERO };
             let at = Time(f.at.0 .0 + k * every.0) + shift;
-            faults.push(Fault { at, a, b, up, corrupt: f.corrupt, rate: f.rate.map(|r| r.0) });
+            faults.push(Fault { at, a, b, up, corrupt: f.corrupt, rate: f.rate.map(|r| r.0), one_way });
             if let Some(d) = back {
-                faults.push(Fault { at: at + d, a, b, up: Some(true), corrupt: None, rate: None });
+                faults.push(Fault { at: at + d, a, b, up: Some(true), corrupt: None, rate: None, one_way: false });
             }
         }
     }
@@ -695,6 +704,7 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         "homa" => super::homa::transport(&c, &cfg.transport, fr, ack, &net, dist.map(|d| d.0), lossless)?,
         "phost" => super::receiver_driven::phost(&c, &cfg.transport, fr, ack, &net, lossless)?,
         "ndp" => super::receiver_driven::ndp(&c, &cfg.transport, fr, ack, &net, lossless)?,
+        "rdma" => super::transport::rdma(&c, &cfg.transport, fr, ack, net.hosts.len())?,
         _ => super::transport::transport(&c, &cfg.transport, fr, ack, per_port, host_rate, dist)?,
     };
     super::mechanisms::fastlane_transport(&c, &cfg, &mut transport)?;

@@ -227,7 +227,7 @@ pub struct PacketCfg {
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct TransportCfg {
-    /// "tcp", "dctcp", "cubic", "pfabric", "pias", "ideal", "homa", "phost" or "ndp".
+    /// "tcp", "dctcp", "cubic", "pfabric", "pias", "ideal", "homa", "phost", "ndp" or "rdma".
     pub kind: Option<String>,
     pub init_cwnd: Option<u32>,
     pub min_rto: Option<Duration>,
@@ -283,8 +283,10 @@ pub struct TransportCfg {
     pub ecn: Option<bool>,
     /// Duplicate-ACK/SACK loss detection (false: timeouts only).
     pub fast_retransmit: Option<bool>,
-    /// A fixed retransmission timeout (no RTT estimation, no backoff).
+    /// A fixed retransmission timeout (no RTT estimation, no backoff); RDMA's NIC timeout (default 1 ms).
     pub rto: Option<Duration>,
+    /// RDMA: the responder acknowledges every n-th in-order packet and a message's last (default 1).
+    pub ack_every: Option<u32>,
     /// Consecutive timeouts before probe mode (pFabric: 5); 0 = never.
     pub probe_after: Option<u32>,
     /// Upper bound of the congestion window, segments.
@@ -370,6 +372,8 @@ pub struct FaultCfg {
     pub corrupt: Option<f64>,
     /// A new rate for the link, both directions (a degraded link).
     pub rate: Option<Rate>,
+    /// `corrupt` and `rate` apply only from `link[0]` to `link[1]` (most corrupting links corrupt one way).
+    pub one_way: Option<bool>,
     /// With state = "down": the link comes back up this long after each failure.
     pub duration: Option<Duration>,
     /// Repeat the fault with this period, `count` times in all.

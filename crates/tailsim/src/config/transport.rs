@@ -5,6 +5,7 @@ use super::build::{Ctx, R};
 use super::schema::{ClassThresholds, TransportCfg};
 use crate::metrics::Framing;
 use crate::net::queue::CLASSES;
+use crate::transport::rdma::{Rdma, RdmaConfig};
 use crate::transport::tcp::{
     ClassBy, ClassPolicy, CongestionControl, CubicParams, NoticeReaction, Priority, Tcp, TcpConfig,
 };
@@ -53,7 +54,7 @@ pub(super) fn transport(
             }
             CongestionControl::Cubic(p)
         }
-        o => return Err(c.err("transport.kind", format!("unknown transport \"{o}\"; expected \"tcp\", \"dctcp\", \"cubic\", \"pfabric\", \"pias\", \"ideal\", \"homa\", \"phost\" or \"ndp\""))),
+        o => return Err(c.err("transport.kind", format!("unknown transport \"{o}\"; expected \"tcp\", \"dctcp\", \"cubic\", \"pfabric\", \"pias\", \"ideal\", \"homa\", \"phost\", \"ndp\" or \"rdma\""))),
     };
     let class = class_policy(c, t, workload, pias)?;
     let dctcp = matches!(cc, CongestionControl::Dctcp { .. });
@@ -182,6 +183,30 @@ pub(super) fn transport(
     })))
 }
 
+/// RDMA WRITE over RoCEv2 RC (`transport/rdma.rs`): go-back-N at line rate, a fixed timeout (1 ms: the
+/// thesis's CX6-DX), an ACK per packet unless `ack_every` coalesces them.
+pub(super) fn rdma(c: &Ctx, t: &TransportCfg, fr: Framing, ack: u32, hosts: usize) -> R<Transport> {
+    let rto = c.positive("transport.rto", t.rto.map(|d| d.0))?.unwrap_or(Time::ms(1));
+    let ack_every = t.ack_every.unwrap_or(1);
+    if ack_every == 0 {
+        return Err(c.err("transport.ack_every", "packets per ACK must be at least 1"));
+    }
+    let class = t.class.unwrap_or(0);
+    if class as usize >= CLASSES {
+        return Err(c.err("transport.class", format!("must be 0–7, found {class}")));
+    }
+    let cfg = RdmaConfig {
+        payload: fr.mss as u32,
+        header: fr.header as u32,
+        ack_size: ack,
+        wire_overhead: fr.wire_overhead as u32,
+        rto,
+        ack_every,
+        class,
+    };
+    Ok(Transport::Rdma(Rdma::new(cfg, hosts)))
+}
+
 /// Which class data packets use: one fixed class, or classes by size thresholds (pFabric §6), or — PIAS, by
 /// default — a multi-level feedback queue on bytes sent with 8 levels derived for the workload.
 fn class_policy(c: &Ctx, t: &TransportCfg, workload: Option<(&SizeCdf, f64)>, pias: bool) -> R<ClassPolicy> {
@@ -281,6 +306,7 @@ fn family(kind: &str) -> &'static str {
         "homa" => "homa",
         "phost" => "phost",
         "ndp" => "ndp",
+        "rdma" => "rdma",
         _ => "tcp",
     }
 }
@@ -292,7 +318,9 @@ pub(super) fn only_kind_keys(c: &Ctx, t: &TransportCfg) -> R<()> {
     const RD: &[&str] = &["homa", "phost", "ndp"];
     const HP: &[&str] = &["homa", "phost"];
     const PHOST: &[&str] = &["phost"];
-    let keys: [(&str, bool, &[&str]); 37] = [
+    const TCP_RDMA: &[&str] = &["tcp", "rdma"];
+    const RDMA: &[&str] = &["rdma"];
+    let keys: [(&str, bool, &[&str]); 38] = [
         ("ecn", t.ecn.is_some(), TCP),
         ("init_cwnd", t.init_cwnd.is_some(), TCP),
         ("min_rto", t.min_rto.is_some(), TCP),
@@ -302,11 +330,12 @@ pub(super) fn only_kind_keys(c: &Ctx, t: &TransportCfg) -> R<()> {
         ("delayed_ack", t.delayed_ack.is_some(), TCP),
         ("delayed_ack_timeout", t.delayed_ack_timeout.is_some(), TCP),
         ("sack", t.sack.is_some(), TCP),
-        ("class", t.class.is_some(), TCP),
+        ("class", t.class.is_some(), TCP_RDMA),
         ("priority", t.priority.is_some(), TCP),
         ("class_thresholds", t.class_thresholds.is_some(), TCP),
         ("fast_retransmit", t.fast_retransmit.is_some(), TCP),
-        ("rto", t.rto.is_some(), TCP),
+        ("rto", t.rto.is_some(), TCP_RDMA),
+        ("ack_every", t.ack_every.is_some(), RDMA),
         ("probe_after", t.probe_after.is_some(), TCP),
         ("max_cwnd", t.max_cwnd.is_some(), TCP),
         ("classes", t.classes.is_some(), TCP),

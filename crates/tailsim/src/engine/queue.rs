@@ -5,7 +5,7 @@ use crate::units::{FlowSlot, NodeId, PortId, Time};
 pub enum TimerKind {
     Retransmit,
     DelayedAck,
-    /// Homa: a host's NIC has serialized what it was handed (the slot is the host).
+    /// Homa, RDMA: a host's NIC has serialized what it was handed (the slot is the host).
     Pacer,
     /// Homa, pHost, NDP: a receiver has waited too long for a message's packets.
     Resend,

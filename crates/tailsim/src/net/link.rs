@@ -110,11 +110,10 @@ impl Network {
         None
     }
 
-    /// Set a link's state in both directions (down drops what is transmitted on it; degrade sets corruption).
-    /// Returns whether the link exists. With re-routing on, a change of up/down re-converges the routes after
-    /// the detection delay (`Event::Reconverge`).
-    /// Change the link between `a` and `b` (both directions): up or down, its corruption probability, its rate
-    /// (a degraded link; a packet being serialized finishes at the old rate). False if there is no such link.
+    /// Change the link between `a` and `b` (both directions, or with `one_way` only a → b): up or down (down
+    /// drops what is transmitted on it), its corruption probability, its rate (a degraded link; a packet being
+    /// serialized finishes at the old rate). False if there is no such link. With re-routing on, the caller
+    /// re-converges the routes after a change of up/down (`Event::Reconverge`).
     pub fn set_link(
         &mut self,
         a: NodeId,
@@ -122,10 +121,11 @@ impl Network {
         up: Option<bool>,
         corrupt: Option<f64>,
         rate: Option<crate::units::BitsPerSec>,
+        one_way: bool,
     ) -> bool {
         let mut found = false;
         for pt in self.ports.iter_mut() {
-            if (pt.node == a && pt.peer == b) || (pt.node == b && pt.peer == a) {
+            if (pt.node == a && pt.peer == b) || (!one_way && pt.node == b && pt.peer == a) {
                 found = true;
                 if let Some(u) = up {
                     pt.up = u;

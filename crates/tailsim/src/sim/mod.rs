@@ -23,6 +23,8 @@ pub struct Fault {
     pub up: Option<bool>,
     pub corrupt: Option<f64>,
     pub rate: Option<crate::units::BitsPerSec>,
+    /// Corruption and rate change only in the direction a → b.
+    pub one_way: bool,
 }
 
 /// Why a run ended.
@@ -207,7 +209,7 @@ impl World {
             Event::Arrival(i) => self.on_arrival(i as usize),
             Event::Fault(i) => {
                 let f = self.faults[i as usize].clone();
-                self.net.set_link(f.a, f.b, f.up, f.corrupt, f.rate);
+                self.net.set_link(f.a, f.b, f.up, f.corrupt, f.rate, f.one_way);
                 if f.up.is_some() && !self.net.mechs.is_empty() {
                     self.net.link_changed(now, &mut self.ev, &mut self.pk, f.a, f.b);
                 }

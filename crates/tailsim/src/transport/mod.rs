@@ -5,6 +5,7 @@
 pub mod homa;
 pub mod ndp;
 pub mod phost;
+pub mod rdma;
 pub mod tcp;
 
 use crate::engine::{Event, EventQueue, TimerKind};
@@ -145,6 +146,7 @@ pub enum Transport {
     Homa(homa::Homa),
     Phost(phost::Phost),
     Ndp(ndp::Ndp),
+    Rdma(rdma::Rdma),
 }
 
 impl Transport {
@@ -162,6 +164,7 @@ impl Transport {
             Transport::Homa(t) => t.start_flow(ctx, f),
             Transport::Phost(t) => t.start_flow(ctx, f),
             Transport::Ndp(t) => t.start_flow(ctx, f),
+            Transport::Rdma(t) => t.start_flow(ctx, f),
         }
     }
     pub fn on_packet(&mut self, ctx: &mut Ctx, host: NodeId, id: PktId) {
@@ -170,6 +173,7 @@ impl Transport {
             Transport::Homa(t) => t.on_packet(ctx, host, id),
             Transport::Phost(t) => t.on_packet(ctx, host, id),
             Transport::Ndp(t) => t.on_packet(ctx, host, id),
+            Transport::Rdma(t) => t.on_packet(ctx, host, id),
         }
     }
     /// A switch's notice about one of this host's packets (`PktKind::Notice`). TCP counts it; the others
@@ -177,7 +181,7 @@ impl Transport {
     pub fn on_notice(&mut self, ctx: &mut Ctx, host: NodeId, id: PktId) {
         match self {
             Transport::Tcp(t) => t.on_notice(ctx, host, id),
-            Transport::Homa(_) | Transport::Phost(_) | Transport::Ndp(_) => ctx.pk.sink(id),
+            Transport::Homa(_) | Transport::Phost(_) | Transport::Ndp(_) | Transport::Rdma(_) => ctx.pk.sink(id),
         }
     }
     pub fn on_timer(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32, kind: TimerKind) {
@@ -186,6 +190,7 @@ impl Transport {
             Transport::Homa(t) => t.on_timer(ctx, slot, gen, kind),
             Transport::Phost(t) => t.on_timer(ctx, slot, gen, kind),
             Transport::Ndp(t) => t.on_timer(ctx, slot, gen, kind),
+            Transport::Rdma(t) => t.on_timer(ctx, slot, gen, kind),
         }
     }
     /// Flows with live state.
@@ -195,6 +200,7 @@ impl Transport {
             Transport::Homa(t) => t.active(),
             Transport::Phost(t) => t.active(),
             Transport::Ndp(t) => t.active(),
+            Transport::Rdma(t) => t.active(),
         }
     }
 }
