@@ -15,6 +15,7 @@ use crate::net::Network;
 use crate::units::{NodeId, Time};
 
 pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, net: &mut Network) -> R<()> {
+    super::linkguardian::install(c, cfg, net)?;
     if let Some(d) = cfg.routing.reroute {
         if d.0 == Time::ZERO {
             return Err(c.err(

@@ -4,6 +4,7 @@
 mod build;
 mod homa;
 mod jobs;
+mod linkguardian;
 mod mechanisms;
 mod presets;
 mod qjump;

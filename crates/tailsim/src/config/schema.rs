@@ -39,6 +39,8 @@ pub struct ExperimentConfig {
     pub burstradar: Option<BurstRadarCfg>,
     /// SQR's packet caching at switches, with its link-failure recovery (net/mech/sqr.rs).
     pub sqr: Option<SqrCfg>,
+    /// LinkGuardian's link-local retransmission over corrupting links (net/mech/linkguardian.rs).
+    pub linkguardian: Option<LinkGuardianCfg>,
     #[serde(default)]
     pub output: OutputCfg,
 }
@@ -463,6 +465,29 @@ pub struct SqrCfg {
     pub switches: Option<Vec<String>>,
     /// LRR backups: [switch, primary neighbour, backup neighbour].
     pub backups: Option<Vec<[String; 3]>>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LinkGuardianCfg {
+    /// Protected link directions: [sender switch, receiver switch].
+    pub links: Vec<[String; 2]>,
+    /// "ordered" (default: LG) or "nb" (LG-NB).
+    pub mode: Option<String>,
+    /// The link's loss rate as corruptd measures it, and the target effective loss (Eq. 5.1 gives the copies).
+    pub loss_rate: Option<f64>,
+    pub target: Option<f64>,
+    pub copies: Option<u32>,
+    pub max_holes: Option<u32>,
+    pub dummies: Option<u32>,
+    pub recirc_rate: Option<Rate>,
+    pub recirc_buffer: Option<Size>,
+    pub recirc_latency: Option<Duration>,
+    pub ack_timeout: Option<Duration>,
+    pub tick: Option<Duration>,
+    pub resume: Option<Size>,
+    pub pause: Option<Size>,
+    pub frame: Option<Size>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]

@@ -12,6 +12,7 @@ pub mod burstradar;
 pub mod cioq;
 pub mod codel;
 pub mod fastlane;
+pub mod linkguardian;
 pub mod pfc;
 pub mod sqr;
 
@@ -139,6 +140,7 @@ mechanisms! {
     Cioq(cioq::Cioq),
     Codel(codel::Codel),
     FastLane(fastlane::FastLane),
+    LinkGuardian(linkguardian::LinkGuardian),
     Pfc(pfc::Pfc),
     Sqr(sqr::Sqr),
     #[cfg(test)]
