@@ -19,13 +19,14 @@ pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, net: &mut Network) -> R<(
     Ok(())
 }
 
-/// Per link rate: ackNoTimeout (§5.4.1; 10G from the public P4 code) and the resume threshold (§5.3.3.1).
-fn rate_defaults(r: BitsPerSec) -> (Option<Time>, Option<u64>) {
+/// Per link rate: ackNoTimeout (§5.4.1; 10G from the public P4 code), the resume threshold and
+/// t_flight_resume (§5.3.3.1, Fig. 5.11).
+fn rate_defaults(r: BitsPerSec) -> (Option<Time>, Option<u64>, Option<Time>) {
     match r.0 {
-        100_000_000_000 => (Some(Time::us(7)), Some(37_000)),
-        25_000_000_000 => (Some(Time::ns(7_500)), Some(40_000)),
-        10_000_000_000 => (Some(Time::ns(13_500)), None),
-        _ => (None, None),
+        100_000_000_000 => (Some(Time::us(7)), Some(37_000), Some(Time::ns(1_600))),
+        25_000_000_000 => (Some(Time::ns(7_500)), Some(40_000), Some(Time::ns(1_900))),
+        10_000_000_000 => (Some(Time::ns(13_500)), None, None),
+        _ => (None, None, None),
     }
 }
 
@@ -48,6 +49,10 @@ fn params(c: &Ctx, cfg: &ExperimentConfig, g: &LinkGuardianCfg, net: &Network) -
                 format!("LinkGuardian runs on output-queued FIFO switches with its own backpressure; not with {what}"),
             ));
         }
+    }
+    let backpressure = g.backpressure.unwrap_or(ordered);
+    if backpressure && !ordered {
+        return Err(c.err("linkguardian.backpressure", "LG-NB (mode = \"nb\") has no reorder buffer to protect"));
     }
     let target = g.target.unwrap_or(1e-8);
     if !(target > 0.0 && target < 1.0) {
@@ -86,7 +91,7 @@ fn params(c: &Ctx, cfg: &ExperimentConfig, g: &LinkGuardianCfg, net: &Network) -
         return Err(c.err("linkguardian.recirc_rate", "must be positive"));
     }
     let recirc_buffer = g.recirc_buffer.map_or(200_000, |s| s.0);
-    let recirc_latency = g.recirc_latency.map_or(Time::us(3), |d| d.0);
+    let recirc_latency = g.recirc_latency.map_or(Time::us(1), |d| d.0);
     let tick = c.positive("linkguardian.tick", g.tick.map(|d| d.0))?.unwrap_or(Time::ns(100));
     let frame_bytes = g.frame.map_or(64, |s| s.0);
     if frame_bytes == 0 || frame_bytes > 1_000_000 {
@@ -119,7 +124,7 @@ fn params(c: &Ctx, cfg: &ExperimentConfig, g: &LinkGuardianCfg, net: &Network) -
             return Err(c.err(&key, format!("\"{a}\" → \"{b}\" is listed twice")));
         }
         let rate = net.ports[port.idx()].rate;
-        let (t0, r0) = rate_defaults(rate);
+        let (t0, r0, f0) = rate_defaults(rate);
         let ack_timeout = match (g.ack_timeout, t0) {
             (Some(d), _) if d.0 == Time::ZERO => return Err(c.err("linkguardian.ack_timeout", "must be positive")),
             (Some(d), _) => d.0,
@@ -153,7 +158,34 @@ fn params(c: &Ctx, cfg: &ExperimentConfig, g: &LinkGuardianCfg, net: &Network) -
                 format!("{recirc_buffer} B is below the pause threshold ({pause} B): the loop would overflow first"),
             ));
         }
-        links.push(LgLink { port, tx_loop: loop_of(sa), rx_loop: loop_of(sb), ack_timeout, pause, resume });
+        // t_flight_resume: from the receiver sending a resume to the first packet of the resumed queue reaching
+        // it. What the wire does not take of it (the frame and a full packet each way and back) is the sender's
+        // response time.
+        let flight = match (g.t_flight_resume, f0) {
+            (Some(d), _) => d.0,
+            (None, Some(t)) => t,
+            (None, None) if !backpressure => Time::ZERO,
+            (None, None) => {
+                return Err(c.err(
+                    "linkguardian.t_flight_resume",
+                    format!("missing: the thesis gives it for 25 and 100 Gbps links (1.9 and 1.6 us), not {rate}"),
+                ))
+            }
+        };
+        let pt = &net.ports[port.idx()];
+        let wire = Time(2 * pt.delay.0)
+            + rate.tx_time(frame_bytes + pt.wire_overhead as u64)
+            + rate.tx_time(mtu + 3 + pt.wire_overhead as u64);
+        let pfc_response = Time(flight.0.saturating_sub(wire.0));
+        links.push(LgLink {
+            port,
+            tx_loop: loop_of(sa),
+            rx_loop: loop_of(sb),
+            ack_timeout,
+            pause,
+            resume,
+            pfc_response,
+        });
     }
     if links.is_empty() {
         return Err(c.err("linkguardian.links", "no link to protect"));
@@ -162,6 +194,7 @@ fn params(c: &Ctx, cfg: &ExperimentConfig, g: &LinkGuardianCfg, net: &Network) -
         loops: loops.len(),
         links,
         ordered,
+        backpressure,
         copies,
         max_holes,
         dummies,

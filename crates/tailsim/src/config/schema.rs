@@ -474,6 +474,10 @@ pub struct LinkGuardianCfg {
     pub links: Vec<[String; 2]>,
     /// "ordered" (default: LG) or "nb" (LG-NB).
     pub mode: Option<String>,
+    /// Ordered mode's PFC backpressure (default true), and its t_flight_resume (resume sent to the first
+    /// resumed packet back).
+    pub backpressure: Option<bool>,
+    pub t_flight_resume: Option<Duration>,
     /// The link's loss rate as corruptd measures it, and the target effective loss (Eq. 5.1 gives the copies).
     pub loss_rate: Option<f64>,
     pub target: Option<f64>,

@@ -117,13 +117,17 @@ pub struct LgLink {
     /// Ordered mode's PFC thresholds on the receiver's loop depth, bytes.
     pub pause: u64,
     pub resume: u64,
+    /// From a pause or resume frame's arrival to its effect at the sender's MAC (set from t_flight_resume).
+    pub pfc_response: Time,
 }
 
 #[derive(Clone, Debug)]
 pub struct LgParams {
     pub links: Vec<LgLink>,
-    /// Alg. 5's reordering and Alg. 6's backpressure (false: LG-NB).
+    /// Alg. 5's reordering (false: LG-NB).
     pub ordered: bool,
+    /// Alg. 6's backpressure (ordered mode; off only to show what it prevents, Fig. 5.14).
+    pub backpressure: bool,
     /// Copies of each resend (Eq. 5.1).
     pub copies: u32,
     /// Most consecutive losses one notice asks for (§5.3.5: 5).
@@ -166,9 +170,14 @@ pub struct LgStats {
     /// Packets held for order (ordered mode), and copies or held packets the loop had no room for.
     pub held: u64,
     pub loop_overflow: u64,
-    /// Largest bytes of copies at the sender (TX buffer) and of held packets at the receiver (RX buffer).
-    pub max_tx_bytes: u64,
-    pub max_rx_bytes: u64,
+    /// Largest queue of the sender's and the receiver's recirculation port (bytes not yet drained: what the
+    /// switch's queue counters show, the thesis's TX and RX buffers, Fig. 5.17), seen at this link's events.
+    pub max_tx_queue: u64,
+    pub max_rx_queue: u64,
+    /// Largest bytes of copies the sender held, and of packets the receiver held, whether queued for the
+    /// recirculation port or on their way round.
+    pub max_tx_held: u64,
+    pub max_rx_held: u64,
 }
 
 /// One protected link's state at both ends (each end reads only what reached it).
@@ -209,6 +218,8 @@ pub struct LinkGuardian {
     /// Per port: the protected link it sends (`Fwd`) or sends back over (`Back`).
     role: Vec<Role>,
     loops: Vec<Recirc>,
+    /// Pause and resume frames that arrived and act after `pfc_response`, in order.
+    pfc_pending: VecDeque<(PortId, bool)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -220,6 +231,7 @@ enum Role {
 
 /// Timer keys: a loop's next return, or a link's countdown.
 const STALL: u32 = 1 << 31;
+const PFC: u32 = 1 << 30;
 
 impl LinkGuardian {
     pub fn new(prm: LgParams, ports: &[crate::net::port::Port]) -> LinkGuardian {
@@ -263,7 +275,7 @@ impl LinkGuardian {
                 max_depth: 0,
             })
             .collect();
-        LinkGuardian { prm, links, role, loops }
+        LinkGuardian { prm, links, role, loops, pfc_pending: VecDeque::new() }
     }
 
     /// The ports the mechanism hooks: each protected port and its reverse.
@@ -406,11 +418,16 @@ impl LinkGuardian {
                 let copy = c.copy(id);
                 let bytes = c.packet(copy).size as u64;
                 l.tx_bytes += bytes;
-                l.stats.max_tx_bytes = l.stats.max_tx_bytes.max(l.tx_bytes);
+                l.stats.max_tx_held = l.stats.max_tx_held.max(l.tx_bytes);
                 let r = self.prm.links[link].tx_loop;
                 if !self.recirculate(c, r, copy, Looping::Copy { link: link as u16, seq }) {
                     self.drop_copy(c, link, copy);
                 }
+                let depth = self.loops[r].depth(c.now, self.prm.recirc_rate);
+                let l = &mut self.links[link];
+                l.stats.max_tx_queue = l.stats.max_tx_queue.max(depth);
+                // A request left over from the number's last era (its copy was lost to a full loop) is void.
+                l.retx.set(seq, false);
                 Tag::Data { seq, retx: false }
             }
         };
@@ -498,7 +515,7 @@ impl LinkGuardian {
         l.stats.held += 1;
         l.held += 1;
         l.rx_bytes += c.packet(id).size as u64;
-        l.stats.max_rx_bytes = l.stats.max_rx_bytes.max(l.rx_bytes);
+        l.stats.max_rx_held = l.stats.max_rx_held.max(l.rx_bytes);
         if l.stall.is_none() {
             self.start_countdown(c, link);
         }
@@ -577,6 +594,10 @@ impl LinkGuardian {
         let p = &self.prm.links[link];
         let depth = self.loops[p.rx_loop].depth(c.now, self.prm.recirc_rate);
         let l = &mut self.links[link];
+        l.stats.max_rx_queue = l.stats.max_rx_queue.max(depth);
+        if !self.prm.backpressure {
+            return;
+        }
         if !l.paused && depth >= p.pause {
             l.paused = true;
             l.stats.pauses += 1;
@@ -586,6 +607,11 @@ impl LinkGuardian {
             l.stats.resumes += 1;
             self.frame(c, link, true, Tag::Pfc(false));
         }
+    }
+
+    /// Alg. 6 pauses every class of the protected port (resends and LG frames are never paused).
+    fn pfc_effect(c: &mut HookCtx, port: PortId, pause: bool) {
+        c.effect(if pause { Effect::Pause { port, classes: 0xff } } else { Effect::Resume { port, classes: 0xff } });
     }
 
     fn send_ack(&mut self, c: &mut HookCtx, link: usize) {
@@ -697,11 +723,15 @@ impl Hooks for LinkGuardian {
                     }
                     Tag::Pfc(pause) => {
                         let port = self.prm.links[link].port;
-                        c.effect(if pause {
-                            Effect::Pause { port, classes: 0xff }
+                        let response = self.prm.links[link].pfc_response;
+                        if response == Time::ZERO {
+                            Self::pfc_effect(c, port, pause);
                         } else {
-                            Effect::Resume { port, classes: 0xff }
-                        });
+                            // The sender's MAC acts after its response time; frames keep their order (one
+                            // response time for every link: the timers fire in arrival order).
+                            self.pfc_pending.push_back((port, pause));
+                            c.timer(c.now + response, PFC);
+                        }
                     }
                     t => unreachable!("{t:?} sent back"),
                 }
@@ -730,6 +760,9 @@ impl Hooks for LinkGuardian {
     fn on_timer(&mut self, c: &mut HookCtx, key: u32) {
         if key & STALL != 0 {
             self.on_stall(c, (key & !STALL) as usize);
+        } else if key == PFC {
+            let (port, pause) = self.pfc_pending.pop_front().expect("one pending pause frame per timer");
+            Self::pfc_effect(c, port, pause);
         } else {
             self.on_loop(c, key as usize);
         }
@@ -746,7 +779,11 @@ impl Hooks for LinkGuardian {
 
     fn summary(&self) -> serde_json::Value {
         let links: Vec<_> = self.links.iter().map(|l| l.stats).collect();
-        let loops: Vec<_> = self.loops.iter().map(|r| serde_json::json!({ "max_bytes": r.max_bytes })).collect();
+        let loops: Vec<_> = self
+            .loops
+            .iter()
+            .map(|r| serde_json::json!({ "max_held": r.max_bytes, "max_queue": r.max_depth }))
+            .collect();
         serde_json::json!({ "links": links, "loops": loops })
     }
 }
