@@ -15,18 +15,6 @@ fn single_flow(size: u64, fabric: &str, init_cwnd: u32) -> (i64, i64) {
     (r.fct().unwrap().0 as i64, r.ideal.0 as i64)
 }
 
-/// Four hosts under one leaf: h0 -> leaf0 -> h3 crosses two 10G links of 1 us.
-const SAME_LEAF: &str = r#"
-[topology]
-kind = "leaf-spine"
-leaves = 1
-spines = 1
-hosts_per_leaf = 4
-edge_rate = "10Gbps"
-core_rate = "40Gbps"
-edge_delay = "1us"
-"#;
-
 #[test]
 fn one_packet_same_leaf() {
     // h0 -> leaf0 -> h1: 2 × (1500 B at 10G = 1.2 us) + 2 × 1 us.

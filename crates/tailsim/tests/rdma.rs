@@ -7,17 +7,6 @@ mod common;
 use common::*;
 use tailsim::transport::Transport;
 
-const SAME_LEAF: &str = r#"
-[topology]
-kind = "leaf-spine"
-leaves = 1
-spines = 1
-hosts_per_leaf = 4
-edge_rate = "10Gbps"
-core_rate = "40Gbps"
-edge_delay = "1us"
-"#;
-
 const PKT: u64 = 854_400;
 const ACK: u64 = 38_400;
 const US: u64 = 1_000_000;

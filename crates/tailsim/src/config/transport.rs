@@ -191,10 +191,10 @@ pub(super) fn rdma(c: &Ctx, t: &TransportCfg, fr: Framing, ack: u32, hosts: usiz
     if ack_every == 0 {
         return Err(c.err("transport.ack_every", "packets per ACK must be at least 1"));
     }
-    let class = t.class.unwrap_or(0);
-    if class as usize >= CLASSES {
-        return Err(c.err("transport.class", format!("must be 0–7, found {class}")));
-    }
+    // Class thresholds are TCP's (`only_kind_keys`): RDMA's policy is one fixed class.
+    let ClassPolicy::Fixed(class) = class_policy(c, t, None, false)? else {
+        unreachable!("class thresholds are rejected for kind \"rdma\"")
+    };
     let cfg = RdmaConfig {
         payload: fr.mss as u32,
         header: fr.header as u32,

@@ -35,6 +35,18 @@ pub fn run(toml: &str) -> (Experiment, Summary) {
     (e, s)
 }
 
+/// Four hosts under one leaf: h0 -> leaf0 -> h3 crosses two 10G links of 1 us.
+pub const SAME_LEAF: &str = r#"
+[topology]
+kind = "leaf-spine"
+leaves = 1
+spines = 1
+hosts_per_leaf = 4
+edge_rate = "10Gbps"
+core_rate = "40Gbps"
+edge_delay = "1us"
+"#;
+
 /// Two hosts per leaf, `leaves` leaves, one spine; 10G edge 40G core.
 pub fn small_fabric(leaves: u32, extra: &str) -> String {
     format!(
