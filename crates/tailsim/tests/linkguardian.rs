@@ -237,3 +237,24 @@ fn at_100g_and_1e_3_ordered_mode_keeps_about_92_percent_of_the_link() {
     assert!(nb >= ordered && nb > 0.99, "LG-NB at {nb:.3}");
     assert!(instant < 0.6, "an instant resume keeps the receiver recirculating: {instant:.3}");
 }
+
+#[test]
+fn the_testbed_presets_have_the_theses_rtt() {
+    // One 143 B message h0 → h2 alone: 2 × 7 us of host stack, three 0.1 us links and three serializations
+    // of a 1518 B-framed packet (the message is 143 B + 70 B = 213 B, + 20 B of preamble and gap): about
+    // 14.3 us one way, an RTT of ≈ 30 us as in §5.4 (ACKs are smaller still).
+    for (preset, rate) in [("lg-10g", 10e9), ("lg-25g", 25e9), ("lg-100g", 100e9)] {
+        let w = trace_workload("lg-one.csv", "0,2,143,0\n");
+        let (e, _) = run(&format!("[topology]\npreset = \"{preset}\"\n{w}"));
+        let fct = e.world.records[0].fct().unwrap().0;
+        let expect = 14_000_000 + 300_000 + (3.0 * 233.0 * 8.0 / rate * 1e12) as u64;
+        assert_eq!(fct, expect, "{preset}");
+    }
+    // With LinkGuardian on the corrupting direction at 25G (the thesis's defaults apply) and RDMA.
+    let w = trace_workload("lg-one.csv", "0,2,143,0\n");
+    let (e, _) = run(&format!(
+        "[topology]\npreset = \"lg-25g\"\n[transport]\nkind = \"rdma\"\n[linkguardian]\nlinks = [[\"sw2\", \"sw6\"]]\n\
+         loss_rate = 0.001\n{w}"
+    ));
+    assert_eq!(e.world.records.len(), 1);
+}

@@ -223,6 +223,14 @@ pub fn resolve(src: &Source, user: Table, sets: &[String]) -> Result<(Experiment
             )
         })?,
     };
+    // A preset's transport settings belong to its transport: a file that picks another kind starts afresh
+    // (the lg-* presets' DCTCP keys would not apply to RDMA).
+    let kind = |t: &Table| t.get("transport").and_then(|t| t.get("kind")).and_then(|k| k.as_str()).map(str::to_owned);
+    if let (Some(mine), Some(theirs)) = (kind(&user), kind(&resolved)) {
+        if mine != theirs {
+            resolved.remove("transport");
+        }
+    }
     merge_under(&mut resolved, user);
     let de = Value::Table(resolved.clone());
     let cfg: ExperimentConfig = serde_path_to_error::deserialize(de).map_err(|e| {

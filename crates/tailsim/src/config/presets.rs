@@ -11,6 +11,9 @@ pub const NAMES: &[&str] = &[
     "fastlane-16",
     "burstradar-testbed",
     "sqr-testbed",
+    "lg-10g",
+    "lg-25g",
+    "lg-100g",
 ];
 
 /// pFabric's baseline fabric (shared/notes/seed-002-pfabric.md §3.1): 9 leaves × 16 hosts, 4 spines,
@@ -273,7 +276,56 @@ ack = 70
 wire_overhead = 20
 "#;
 
+/// LinkGuardian's testbed (Joshi thesis §5.4, Figs. 5.8/5.9): h0, h1 — sw2 ═ sw6 — h2, h3, every link at
+/// `RATE`; sw2 → sw6 is the link that corrupts (the experiment's `[[fault]]` and `[linkguardian]`). Short
+/// fibers (0.1 µs) and 7 µs of host stack each way give the thesis's RTT of ≈ 30 µs. DCTCP with ECN at 100 KB
+/// and RTO_min 1 ms (§5.4); 1518 B frames with 20 B of preamble and gap, so LG's 3-byte header makes 1541 B.
+const LG_TESTBED: &str = r#"
+[topology]
+kind = "inline"
+hosts = 4
+switch = [{ name = "sw2" }, { name = "sw6" }]
+link = [
+  { a = "h0", b = "sw2", rate = "RATE", delay = "0.1us" },
+  { a = "h1", b = "sw2", rate = "RATE", delay = "0.1us" },
+  { a = "sw2", b = "sw6", rate = "RATE", delay = "0.1us" },
+  { a = "h2", b = "sw6", rate = "RATE", delay = "0.1us" },
+  { a = "h3", b = "sw6", rate = "RATE", delay = "0.1us" },
+]
+
+[host]
+tx_delay = "7us"
+rx_delay = "7us"
+nic_buffer = "unlimited"
+
+[switch]
+buffer = "4MB"
+ecn_threshold = "100KB"
+
+[transport]
+kind = "TRANSPORT"
+min_rto = "1ms"
+
+[packet]
+mss = 1448
+header = 70
+ack = 70
+wire_overhead = 20
+"#;
+
 pub fn table(name: &str) -> Option<Table> {
+    // LinkGuardian's testbed at three rates: DCTCP at 25 and 100 Gbps, CUBIC at 10 Gbps (Table 5.3).
+    let lg = |rate: &str, transport: &str| LG_TESTBED.replace("RATE", rate).replace("TRANSPORT", transport);
+    let text = match name {
+        "lg-10g" => lg("10Gbps", "cubic"),
+        "lg-25g" => lg("25Gbps", "dctcp"),
+        "lg-100g" => lg("100Gbps", "dctcp"),
+        n => return table_static(n),
+    };
+    Some(text.parse().expect("built-in preset is valid TOML"))
+}
+
+fn table_static(name: &str) -> Option<Table> {
     let text = match name {
         "pfabric-144" => PFABRIC_144,
         "homa-144" => HOMA_144,
