@@ -42,6 +42,12 @@ const SCENARIOS: &[(&str, &str, &str, &str)] = &[
         include_str!("../../../examples/bench/sqr-websearch.toml"),
         "200ms",
     ),
+    (
+        "lg-100g-stress",
+        "lg-100g (sw2 = sw6 at 100 Gbps), 1518 B frames at line rate over a link corrupting 1e-3 one way, LinkGuardian ordered with 2 copies",
+        include_str!("../../../examples/bench/lg-100g-stress.toml"),
+        "200ms",
+    ),
 ];
 
 pub fn main(
