@@ -88,6 +88,11 @@ impl BitsPerSec {
         let r = self.0 as u128;
         Time(num.div_ceil(r) as u64)
     }
+    /// Whole bytes this rate carries in `t`.
+    #[inline]
+    pub fn bytes_in(self, t: Time) -> u64 {
+        (t.0 as u128 * self.0 as u128 / 8 / 1_000_000_000_000) as u64
+    }
 }
 
 impl fmt::Display for BitsPerSec {

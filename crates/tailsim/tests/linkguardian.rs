@@ -260,3 +260,58 @@ fn the_testbed_presets_have_the_theses_rtt() {
     ));
     assert_eq!(e.world.records.len(), 1);
 }
+
+#[test]
+fn two_protected_links_each_pause_their_own_sender() {
+    // sw2 → sw6 at 100G and sw3 → sw7 at 25G, both corrupting 2 % one way under raw streams: each link has its
+    // own loops, holes and pauses, and its pause frames (which act after a response time of their own) must
+    // stop its own sender. Both streams drain and nothing overflows; sending one link's pauses to the other's
+    // sender overflows the 25G link's receiver loop.
+    let cfg = r#"[topology]
+kind = "inline"
+hosts = 4
+switch = [{ name = "sw2" }, { name = "sw6" }, { name = "sw3" }, { name = "sw7" }]
+link = [{ a = "h0", b = "sw2", rate = "100Gbps" }, { a = "sw2", b = "sw6", rate = "100Gbps", delay = "100ns" }, { a = "sw6", b = "h1", rate = "100Gbps" }, { a = "h2", b = "sw3", rate = "25Gbps" }, { a = "sw3", b = "sw7", rate = "25Gbps", delay = "1us" }, { a = "sw7", b = "h3", rate = "25Gbps" }, { a = "sw6", b = "sw7", rate = "100Gbps" }]
+[switch]
+buffer = "4MB"
+[[fault]]
+at = "0us"
+link = ["sw2", "sw6"]
+corrupt = 0.02
+one_way = true
+[[fault]]
+at = "0us"
+link = ["sw3", "sw7"]
+corrupt = 0.02
+one_way = true
+[linkguardian]
+links = [["sw2", "sw6"], ["sw3", "sw7"]]
+copies = 1
+[[workload]]
+kind = "cbr"
+src = 0
+dst = 1
+line_rate = "95Gbps"
+size = 1500
+until = "2ms"
+[[workload]]
+kind = "cbr"
+src = 2
+dst = 3
+line_rate = "24Gbps"
+size = 1500
+until = "2ms"
+"#;
+    let (e, s) = run(cfg);
+    let m = e.world.net.mechanism_summaries();
+    let links = &m.iter().find(|(n, _)| *n == "linkguardian").unwrap().1["links"];
+    for l in [&links[0], &links[1]] {
+        assert!(n(l, "pauses") > 10 && n(l, "loop_overflow") == 0, "{l}");
+        assert_eq!(n(l, "protected") - n(l, "delivered"), n(l, "gave_up"), "{l}");
+    }
+    assert_eq!(s.packets.in_flight, 0, "both streams drained");
+    assert_eq!(
+        e.world.net.hosts[1].sink.raw + e.world.net.hosts[3].sink.raw,
+        n(&links[0], "delivered") + n(&links[1], "delivered")
+    );
+}

@@ -547,7 +547,7 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
     if let Some(q) = &cfg.qjump {
         net.qjump = Some(super::qjump::regulator(&c, q, &net, fr)?);
     }
-    super::mechanisms::install(&c, &cfg, &mut net)?;
+    super::mechanisms::install(&c, &cfg, fr, &mut net)?;
     let hosts = net.n_hosts() as u32;
     if hosts < 2 {
         return Err(c.err("topology", format!("the topology has {hosts} host(s); at least 2 are needed")));

@@ -3,16 +3,17 @@
 
 use super::build::{Ctx, R};
 use super::schema::{ExperimentConfig, LinkGuardianCfg};
-use crate::net::mech::linkguardian::{copies_for, LgLink, LgParams, LinkGuardian};
+use crate::metrics::Framing;
+use crate::net::mech::linkguardian::{copies_for, LgLink, LgParams, LinkGuardian, HEADER};
 use crate::net::mech::Mech;
 use crate::net::Network;
 use crate::units::{BitsPerSec, NodeId, Time};
 
 /// Installed first, so that its admit hook (the 3-byte header) sees every packet before another
 /// mechanism's verdict ends the chain.
-pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, net: &mut Network) -> R<()> {
+pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, fr: Framing, net: &mut Network) -> R<()> {
     let Some(g) = &cfg.linkguardian else { return Ok(()) };
-    let prm = params(c, cfg, g, net)?;
+    let prm = params(c, cfg, g, fr, net)?;
     let m = LinkGuardian::new(prm, &net.ports);
     let ports = m.ports(&net.ports);
     net.install(Mech::LinkGuardian(m), ports);
@@ -30,7 +31,7 @@ fn rate_defaults(r: BitsPerSec) -> (Option<Time>, Option<u64>, Option<Time>) {
     }
 }
 
-fn params(c: &Ctx, cfg: &ExperimentConfig, g: &LinkGuardianCfg, net: &Network) -> R<LgParams> {
+fn params(c: &Ctx, cfg: &ExperimentConfig, g: &LinkGuardianCfg, fr: Framing, net: &Network) -> R<LgParams> {
     let ordered = match g.mode.as_deref().unwrap_or("ordered") {
         "ordered" => true,
         "nb" => false,
@@ -97,11 +98,9 @@ fn params(c: &Ctx, cfg: &ExperimentConfig, g: &LinkGuardianCfg, net: &Network) -
     if frame_bytes == 0 || frame_bytes > 1_000_000 {
         return Err(c.err("linkguardian.frame", format!("a frame size in bytes, found {frame_bytes}")));
     }
-    // The largest data packet (the transport's defaults as in build.rs).
-    let rdma = cfg.transport.kind.as_deref() == Some("rdma");
-    let mtu = cfg.packet.mss.unwrap_or(if rdma { 1024 } else { 1460 }) as u64
-        + cfg.packet.header.unwrap_or(if rdma { 44 } else { 40 }) as u64;
-    let switch = |name: &str| net.switches.iter().position(|s| s.name == name);
+    // The largest data packet.
+    let mtu = fr.mss + fr.header;
+    let ack_timeout = c.positive("linkguardian.ack_timeout", g.ack_timeout.map(|d| d.0))?;
     let mut loops: Vec<usize> = Vec::new();
     let mut loop_of = |s: usize| match loops.iter().position(|&x| x == s) {
         Some(i) => i,
@@ -113,7 +112,7 @@ fn params(c: &Ctx, cfg: &ExperimentConfig, g: &LinkGuardianCfg, net: &Network) -
     let mut links = Vec::new();
     for (i, [a, b]) in g.links.iter().enumerate() {
         let key = format!("linkguardian.links[{i}]");
-        let (Some(sa), Some(sb)) = (switch(a), switch(b)) else {
+        let (Some(sa), Some(sb)) = (net.switch_named(a), net.switch_named(b)) else {
             return Err(c.err(&key, format!("both ends must be switches; found [\"{a}\", \"{b}\"]")));
         };
         let peer = NodeId((net.n_hosts() + sb) as u32);
@@ -125,9 +124,8 @@ fn params(c: &Ctx, cfg: &ExperimentConfig, g: &LinkGuardianCfg, net: &Network) -
         }
         let rate = net.ports[port.idx()].rate;
         let (t0, r0, f0) = rate_defaults(rate);
-        let ack_timeout = match (g.ack_timeout, t0) {
-            (Some(d), _) if d.0 == Time::ZERO => return Err(c.err("linkguardian.ack_timeout", "must be positive")),
-            (Some(d), _) => d.0,
+        let ack_timeout = match (ack_timeout, t0) {
+            (Some(d), _) => d,
             (None, Some(t)) => t,
             (None, None) if !ordered => Time::us(7),
             (None, None) => {
@@ -175,8 +173,8 @@ fn params(c: &Ctx, cfg: &ExperimentConfig, g: &LinkGuardianCfg, net: &Network) -
         let pt = &net.ports[port.idx()];
         let wire = Time(2 * pt.delay.0)
             + rate.tx_time(frame_bytes + pt.wire_overhead as u64)
-            + rate.tx_time(mtu + 3 + pt.wire_overhead as u64);
-        let pfc_response = Time(flight.0.saturating_sub(wire.0));
+            + rate.tx_time(mtu + HEADER as u64 + pt.wire_overhead as u64);
+        let pfc_response = flight.saturating_sub(wire);
         links.push(LgLink {
             port,
             tx_loop: loop_of(sa),

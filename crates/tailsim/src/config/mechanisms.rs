@@ -4,6 +4,7 @@
 use super::build::{Ctx, R};
 use super::schema::BurstRadarCfg;
 use super::schema::ExperimentConfig;
+use crate::metrics::Framing;
 use crate::net::mech::adaptive_lb::{AdaptiveLb, Rule};
 use crate::net::mech::burstradar::{BurstRadar, BurstRadarParams, RECORD_BYTES};
 use crate::net::mech::cioq::{Cioq, CioqParams};
@@ -14,8 +15,8 @@ use crate::net::queue::CLASSES;
 use crate::net::Network;
 use crate::units::{NodeId, Time};
 
-pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, net: &mut Network) -> R<()> {
-    super::linkguardian::install(c, cfg, net)?;
+pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, fr: Framing, net: &mut Network) -> R<()> {
+    super::linkguardian::install(c, cfg, fr, net)?;
     if let Some(d) = cfg.routing.reroute {
         if d.0 == Time::ZERO {
             return Err(c.err(

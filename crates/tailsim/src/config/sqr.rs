@@ -92,13 +92,12 @@ fn params(c: &Ctx, cfg: &ExperimentConfig, q: &SqrCfg, net: &Network) -> R<SqrPa
         }
     }
     let hosts = net.n_hosts();
-    let switch_index = |name: &str| net.switches.iter().position(|s| s.name == name);
     let switches: Vec<usize> = match &q.switches {
         None => (0..net.switches.len()).collect(),
         Some(list) => {
             let mut v = Vec::new();
             for (i, name) in list.iter().enumerate() {
-                match switch_index(name) {
+                match net.switch_named(name) {
                     Some(s) if !v.contains(&s) => v.push(s),
                     Some(_) => return Err(c.err(&format!("sqr.switches[{i}]"), format!("\"{name}\" is listed twice"))),
                     None => return Err(c.err(&format!("sqr.switches[{i}]"), format!("no switch named \"{name}\""))),
@@ -117,7 +116,7 @@ fn params(c: &Ctx, cfg: &ExperimentConfig, q: &SqrCfg, net: &Network) -> R<SqrPa
         if recovery != Recovery::Lrr {
             return Err(c.err(&key, "backup ports are LRR's: set sqr.recovery = \"lrr\" (SB' keeps the same port)"));
         }
-        let Some(s) = switch_index(sw) else { return Err(c.err(&key, format!("no switch named \"{sw}\""))) };
+        let Some(s) = net.switch_named(sw) else { return Err(c.err(&key, format!("no switch named \"{sw}\""))) };
         if !switches.contains(&s) {
             return Err(c.err(&key, format!("\"{sw}\" is not one of sqr.switches")));
         }

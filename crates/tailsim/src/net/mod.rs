@@ -77,6 +77,10 @@ impl Network {
     pub fn is_host(&self, n: NodeId) -> bool {
         n.idx() < self.hosts.len()
     }
+    /// The index (in `switches`) of the switch called `name`.
+    pub fn switch_named(&self, name: &str) -> Option<usize> {
+        self.switches.iter().position(|s| s.name == name)
+    }
     #[inline]
     fn sw(&mut self, n: NodeId) -> &mut Switch {
         let h = self.hosts.len();

@@ -307,10 +307,7 @@ impl Homa {
 
     /// Hand a packet to host `h`'s NIC, accounting for its serialization in the pacer.
     fn send(&mut self, ctx: &mut Ctx, h: NodeId, p: Packet) {
-        let rate = ctx.net.ports[ctx.net.hosts[h.idx()].nic.idx()].rate;
-        let hs = &mut self.hosts[h.idx()];
-        hs.nic_free = hs.nic_free.max(ctx.now) + rate.tx_time((p.size + self.cfg.wire_overhead) as u64);
-        ctx.send(h, p);
+        ctx.send_paced(h, p, &mut self.hosts[h.idx()].nic_free, self.cfg.wire_overhead);
     }
 
     fn on_resend(&mut self, ctx: &mut Ctx, host: NodeId, p: Packet) {

@@ -91,6 +91,15 @@ impl Ctx<'_> {
         let id = self.pk.alloc(p);
         self.net.host_send(self.now, self.ev, self.pk, host, id);
     }
+    /// Hand `p` to host `h`'s NIC, which is busy until `*free`, and move `*free` past its serialization (with
+    /// `wire_overhead` bytes of preamble and gap): the pacing of transports that feed their NIC one packet at
+    /// a time (Homa's pacer, pHost, RDMA), which send again at `*free`.
+    #[inline]
+    pub fn send_paced(&mut self, h: NodeId, p: Packet, free: &mut Time, wire_overhead: u32) {
+        let rate = self.net.ports[self.net.hosts[h.idx()].nic.idx()].rate;
+        *free = (*free).max(self.now) + rate.tx_time((p.size + wire_overhead) as u64);
+        self.send(h, p);
+    }
     #[inline]
     pub fn report(&mut self, e: FlowEvent) {
         self.events.push(e);

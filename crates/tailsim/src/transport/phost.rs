@@ -339,10 +339,7 @@ impl Phost {
     }
 
     fn send(&mut self, ctx: &mut Ctx, h: NodeId, p: Packet) {
-        let rate = ctx.net.ports[ctx.net.hosts[h.idx()].nic.idx()].rate;
-        let hs = &mut self.hosts[h.idx()];
-        hs.nic_free = hs.nic_free.max(ctx.now) + rate.tx_time((p.size + self.cfg.wire_overhead) as u64);
-        ctx.send(h, p);
+        ctx.send_paced(h, p, &mut self.hosts[h.idx()].nic_free, self.cfg.wire_overhead);
     }
 
     // ------------------------------------------------------------------ receiver

@@ -127,10 +127,6 @@ impl Rdma {
         self.qps.live()
     }
 
-    pub fn config(&self) -> &RdmaConfig {
-        &self.cfg
-    }
-
     pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
         let qp = Qp {
             id: f.id,
@@ -154,7 +150,8 @@ impl Rdma {
         };
         let slot = FlowSlot(self.qps.insert(qp));
         track_slot(&mut self.gens, slot);
-        self.make_ready(ctx, slot);
+        let gen = self.gens[slot.idx()];
+        self.make_ready(ctx, slot, gen);
     }
 
     pub fn on_packet(&mut self, ctx: &mut Ctx, host: NodeId, id: PktId) {
@@ -173,7 +170,7 @@ impl Rdma {
                 // Go back to the PSN the responder expects, unless a rewind already went there or further.
                 if p.seq < q.next && p.seq >= q.una {
                     q.next = p.seq;
-                    self.make_ready_gen(ctx, p.flow, gen);
+                    self.make_ready(ctx, p.flow, gen);
                 }
             }
             other => unreachable!("{other:?} is not an RDMA packet"),
@@ -199,7 +196,7 @@ impl Rdma {
                 self.stats.timeouts += 1;
                 q.next = q.una;
                 q.timer.set(ctx, ctx.now + rto, slot, gen, TimerKind::Retransmit);
-                self.make_ready_gen(ctx, slot, gen);
+                self.make_ready(ctx, slot, gen);
             }
             TimerKind::DelayedAck | TimerKind::Resend | TimerKind::RxPacer => unreachable!("not RDMA's timers"),
         }
@@ -207,13 +204,8 @@ impl Rdma {
 
     // ------------------------------------------------------------------ requester
 
-    fn make_ready(&mut self, ctx: &mut Ctx, slot: FlowSlot) {
-        let gen = self.gens[slot.idx()];
-        self.make_ready_gen(ctx, slot, gen);
-    }
-
     /// Put a connection with packets to send in its host's round-robin list, and start the NIC if idle.
-    fn make_ready_gen(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32) {
+    fn make_ready(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32) {
         let q = self.qps.get_mut(slot.0);
         if q.queued || !q.has_more() {
             return;
@@ -273,10 +265,7 @@ impl Rdma {
 
     /// Hand a packet to host `h`'s NIC, accounting for its serialization in the NIC's pacing.
     fn send(&mut self, ctx: &mut Ctx, h: NodeId, p: Packet) {
-        let rate = ctx.net.ports[ctx.net.hosts[h.idx()].nic.idx()].rate;
-        let nic = &mut self.nics[h.idx()];
-        nic.free = nic.free.max(ctx.now) + rate.tx_time((p.size + self.cfg.wire_overhead) as u64);
-        ctx.send(h, p);
+        ctx.send_paced(h, p, &mut self.nics[h.idx()].free, self.cfg.wire_overhead);
     }
 
     /// A cumulative acknowledgement: every PSN below `upto` arrived.

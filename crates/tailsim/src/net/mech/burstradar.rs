@@ -31,7 +31,7 @@ use crate::net::hooks::{Admit, Effect, HookCtx, HookSet};
 use crate::net::packet::PktKind;
 use crate::net::port::DropReason;
 use crate::net::queue::CLASSES;
-use crate::units::{NodeId, PktId, PortId, Time};
+use crate::units::{BitsPerSec, NodeId, PktId, PortId, Time};
 use std::collections::VecDeque;
 
 /// Bytes of a telemetry record (§3.2.3).
@@ -145,8 +145,7 @@ impl BurstRadar {
             slot[p.idx()] = k;
             counts.push(PortCounts { port: p.0, ..Default::default() });
         }
-        let threshold =
-            rates.iter().map(|&r| (prm.threshold.0 as u128 * r as u128 / 8 / 1_000_000_000_000) as u64).collect();
+        let threshold = rates.iter().map(|&r| BitsPerSec(r).bytes_in(prm.threshold)).collect();
         let queues = (0..prm.ports.len() * CLASSES).map(|_| Queue::default()).collect();
         let ring = vec![Record::default(); prm.ring];
         let rc = RingCounts { entries: prm.ring as u64, ..Default::default() };

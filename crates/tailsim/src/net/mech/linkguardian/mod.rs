@@ -94,6 +94,7 @@ enum Looping {
 
 /// A switch's recirculation port: a FIFO drained at `rate`, then `latency` to come back round. Packets are
 /// looked at in the order they entered; a packet kept goes round again, at the back.
+#[derive(Default)]
 struct Recirc {
     q: VecDeque<(Time, PktId, Looping)>,
     /// When the port will have drained what it holds.
@@ -181,6 +182,7 @@ pub struct LgStats {
 }
 
 /// One protected link's state at both ends (each end reads only what reached it).
+#[derive(Default)]
 struct Link {
     // --- sender ---
     next: Seq,
@@ -218,8 +220,6 @@ pub struct LinkGuardian {
     /// Per port: the protected link it sends (`Fwd`) or sends back over (`Back`).
     role: Vec<Role>,
     loops: Vec<Recirc>,
-    /// Pause and resume frames that arrived and act after `pfc_response`, in order.
-    pfc_pending: VecDeque<(PortId, bool)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -229,7 +229,8 @@ enum Role {
     Back(u16),
 }
 
-/// Timer keys: a loop's next return, or a link's countdown.
+/// Timer keys: a loop's next return (its index), a link's countdown (`STALL | link`), or a pause frame taking
+/// effect at a link's sender (`PFC | link << 1 | pause`).
 const STALL: u32 = 1 << 31;
 const PFC: u32 = 1 << 30;
 
@@ -243,48 +244,16 @@ impl LinkGuardian {
             .map(|(i, l)| {
                 role[l.port.idx()] = Role::Fwd(i as u16);
                 role[ports[l.port.idx()].reverse.idx()] = Role::Back(i as u16);
-                Link {
-                    next: Seq::default(),
-                    acked: None,
-                    retx: SeqBits::new(),
-                    dummy_budget: 0,
-                    tx_bytes: 0,
-                    expected: Seq::default(),
-                    latest: None,
-                    pending_ack: false,
-                    ack_no: Seq::default(),
-                    held: 0,
-                    rx_bytes: 0,
-                    stall: None,
-                    paused: false,
-                    seen: SeqBits::new(),
-                    fwd: Wire::default(),
-                    back: Wire::default(),
-                    stamp: None,
-                    stats: LgStats::default(),
-                }
+                Link::default()
             })
             .collect();
-        let loops = (0..prm.loops)
-            .map(|_| Recirc {
-                q: VecDeque::new(),
-                busy_until: Time::ZERO,
-                armed: None,
-                bytes: 0,
-                max_bytes: 0,
-                max_depth: 0,
-            })
-            .collect();
-        LinkGuardian { prm, links, role, loops, pfc_pending: VecDeque::new() }
+        let loops = (0..prm.loops).map(|_| Recirc::default()).collect();
+        LinkGuardian { prm, links, role, loops }
     }
 
     /// The ports the mechanism hooks: each protected port and its reverse.
     pub fn ports(&self, ports: &[crate::net::port::Port]) -> Vec<PortId> {
         self.prm.links.iter().flat_map(|l| [l.port, ports[l.port.idx()].reverse]).collect()
-    }
-
-    pub fn stats(&self) -> Vec<LgStats> {
-        self.links.iter().map(|l| l.stats).collect()
     }
 
     // ------------------------------------------------------------------ frames
@@ -311,14 +280,15 @@ impl LinkGuardian {
 
     // ------------------------------------------------------------------ recirculation
 
-    /// Put a packet in loop `r`; false if the loop has no room (the caller drops it).
-    fn recirculate(&mut self, c: &mut HookCtx, r: usize, id: PktId, what: Looping) -> bool {
+    /// Put a packet in loop `r`: the loop's queue with it, or without it if the loop has no room (the caller
+    /// drops it).
+    fn recirculate(&mut self, c: &mut HookCtx, r: usize, id: PktId, what: Looping) -> Result<u64, u64> {
         let bytes = c.packet(id).size as u64;
         let rate = self.prm.recirc_rate;
         let lp = &mut self.loops[r];
         let depth = lp.depth(c.now, rate);
         if depth + bytes > self.prm.recirc_buffer {
-            return false;
+            return Err(depth);
         }
         let start = lp.busy_until.max(c.now);
         lp.busy_until = start + rate.tx_time(bytes);
@@ -327,7 +297,7 @@ impl LinkGuardian {
         lp.max_bytes = lp.max_bytes.max(lp.bytes);
         lp.max_depth = lp.max_depth.max(depth + bytes);
         self.arm(c, r);
-        true
+        Ok(depth + bytes)
     }
 
     fn arm(&mut self, c: &mut HookCtx, r: usize) {
@@ -368,7 +338,7 @@ impl LinkGuardian {
         let delivered = l.acked.is_some_and(|a| !seq.after(a));
         if !delivered {
             let r = self.prm.links[link].tx_loop;
-            if !self.recirculate(c, r, id, Looping::Copy { link: link as u16, seq }) {
+            if self.recirculate(c, r, id, Looping::Copy { link: link as u16, seq }).is_err() {
                 self.drop_copy(c, link, id);
             }
             return;
@@ -420,12 +390,14 @@ impl LinkGuardian {
                 l.tx_bytes += bytes;
                 l.stats.max_tx_held = l.stats.max_tx_held.max(l.tx_bytes);
                 let r = self.prm.links[link].tx_loop;
-                if !self.recirculate(c, r, copy, Looping::Copy { link: link as u16, seq }) {
+                let queued = self.recirculate(c, r, copy, Looping::Copy { link: link as u16, seq });
+                let (Ok(depth) | Err(depth)) = queued;
+                let st = &mut self.links[link].stats;
+                st.max_tx_queue = st.max_tx_queue.max(depth);
+                if queued.is_err() {
                     self.drop_copy(c, link, copy);
                 }
-                let depth = self.loops[r].depth(c.now, self.prm.recirc_rate);
                 let l = &mut self.links[link];
-                l.stats.max_tx_queue = l.stats.max_tx_queue.max(depth);
                 // A request left over from the number's last era (its copy was lost to a full loop) is void.
                 l.retx.set(seq, false);
                 Tag::Data { seq, retx: false }
@@ -454,11 +426,7 @@ impl LinkGuardian {
         let hole = upto.since(l.expected);
         let first = l.expected;
         // Missing numbers are not forwarded yet (this era): their resends must not look like duplicates.
-        let mut m = first;
-        for _ in 0..hole {
-            l.seen.set(m, false);
-            m = m.next();
-        }
+        l.seen.set_run(first, hole, false);
         l.expected = upto;
         l.stats.missing += hole as u64;
         l.stats.notices += 1;
@@ -507,7 +475,7 @@ impl LinkGuardian {
         }
         // Wait for the missing ones in the receiver's loop.
         let r = self.prm.links[link].rx_loop;
-        if !self.recirculate(c, r, id, Looping::Held { link: link as u16, seq, retx }) {
+        if self.recirculate(c, r, id, Looping::Held { link: link as u16, seq, retx }).is_err() {
             self.links[link].stats.loop_overflow += 1;
             return Arrive::Drop(DropReason::Mechanism);
         }
@@ -565,7 +533,7 @@ impl LinkGuardian {
         let l = &mut self.links[link];
         if seq.after(l.ack_no) {
             let r = self.prm.links[link].rx_loop;
-            if !self.recirculate(c, r, id, Looping::Held { link: link as u16, seq, retx }) {
+            if self.recirculate(c, r, id, Looping::Held { link: link as u16, seq, retx }).is_err() {
                 let l = &mut self.links[link];
                 l.held -= 1;
                 l.rx_bytes -= c.packet(id).size as u64;
@@ -610,7 +578,8 @@ impl LinkGuardian {
     }
 
     /// Alg. 6 pauses every class of the protected port (resends and LG frames are never paused).
-    fn pfc_effect(c: &mut HookCtx, port: PortId, pause: bool) {
+    fn pfc_effect(&self, c: &mut HookCtx, link: usize, pause: bool) {
+        let port = self.prm.links[link].port;
         c.effect(if pause { Effect::Pause { port, classes: 0xff } } else { Effect::Resume { port, classes: 0xff } });
     }
 
@@ -626,11 +595,7 @@ impl LinkGuardian {
 impl Recirc {
     /// Bytes queued in the port (not yet drained), from its drain schedule.
     fn depth(&self, now: Time, rate: BitsPerSec) -> u64 {
-        if self.busy_until <= now {
-            return 0;
-        }
-        let ps = (self.busy_until - now).0 as u128;
-        (ps * rate.0 as u128 / 8 / 1_000_000_000_000) as u64
+        rate.bytes_in(self.busy_until.saturating_sub(now))
     }
 }
 
@@ -713,24 +678,17 @@ impl Hooks for LinkGuardian {
                     }
                     Tag::Ack { latest } => self.on_ack(link, latest),
                     Tag::Notice { first, hole, latest } => {
-                        let l = &mut self.links[link];
-                        let mut s = first;
-                        for _ in 0..hole {
-                            l.retx.set(s, true);
-                            s = s.next();
-                        }
+                        self.links[link].retx.set_run(first, hole, true);
                         self.on_ack(link, latest);
                     }
                     Tag::Pfc(pause) => {
-                        let port = self.prm.links[link].port;
                         let response = self.prm.links[link].pfc_response;
                         if response == Time::ZERO {
-                            Self::pfc_effect(c, port, pause);
+                            self.pfc_effect(c, link, pause);
                         } else {
-                            // The sender's MAC acts after its response time; frames keep their order (one
-                            // response time for every link: the timers fire in arrival order).
-                            self.pfc_pending.push_back((port, pause));
-                            c.timer(c.now + response, PFC);
+                            // The sender's MAC acts after its response time; one link's frames keep their
+                            // order (the same response for each, ties fire in the order they were set).
+                            c.timer(c.now + response, PFC | (link as u32) << 1 | pause as u32);
                         }
                     }
                     t => unreachable!("{t:?} sent back"),
@@ -760,9 +718,8 @@ impl Hooks for LinkGuardian {
     fn on_timer(&mut self, c: &mut HookCtx, key: u32) {
         if key & STALL != 0 {
             self.on_stall(c, (key & !STALL) as usize);
-        } else if key == PFC {
-            let (port, pause) = self.pfc_pending.pop_front().expect("one pending pause frame per timer");
-            Self::pfc_effect(c, port, pause);
+        } else if key & PFC != 0 {
+            self.pfc_effect(c, ((key & !PFC) >> 1) as usize, key & 1 != 0);
         } else {
             self.on_loop(c, key as usize);
         }

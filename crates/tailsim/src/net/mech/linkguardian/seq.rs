@@ -52,10 +52,13 @@ impl Seq {
 /// A bit per 16-bit sequence number.
 pub(super) struct SeqBits(Vec<u64>);
 
-impl SeqBits {
-    pub(super) fn new() -> SeqBits {
+impl Default for SeqBits {
+    fn default() -> SeqBits {
         SeqBits(vec![0; N as usize / 64])
     }
+}
+
+impl SeqBits {
     pub(super) fn get(&self, s: Seq) -> bool {
         self.0[s.idx() / 64] & (1 << (s.idx() % 64)) != 0
     }
@@ -65,6 +68,14 @@ impl SeqBits {
             *w |= 1 << (s.idx() % 64);
         } else {
             *w &= !(1 << (s.idx() % 64));
+        }
+    }
+    /// Set `n` consecutive numbers from `first`.
+    pub(super) fn set_run(&mut self, first: Seq, n: u32, v: bool) {
+        let mut s = first;
+        for _ in 0..n {
+            self.set(s, v);
+            s = s.next();
         }
     }
 }
