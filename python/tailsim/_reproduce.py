@@ -72,7 +72,8 @@ def row(target: str, measured, low: float, high: float, note: str = "") -> dict:
     ok = measured is not None and not pd.isna(measured)
     return {
         "target": target,
-        "measured": round(float(measured), 3) if ok else None,
+        # Three decimals, or four significant digits below 0.001 (an effective loss of 3.7e-8 is not 0).
+        "measured": (round(float(measured), 3) if abs(measured) >= 1e-3 else float(f"{measured:.4g}")) if ok else None,
         "low": low,
         "high": high,
         "within": bool(low <= measured <= high) if ok else None,

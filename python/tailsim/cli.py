@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Optional
 
@@ -118,9 +120,11 @@ def _reproduce(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         prog="tailsim reproduce",
         description="Reproduce a paper's headline results (docs/pfabric.md, docs/homa.md, docs/qjump.md, "
-        "docs/detail.md, docs/fastlane.md, docs/burstradar.md, docs/sqr.md).",
+        "docs/detail.md, docs/fastlane.md, docs/burstradar.md, docs/sqr.md, docs/linkguardian.md).",
     )
-    ap.add_argument("paper", choices=["pfabric", "homa", "qjump", "detail", "fastlane", "burstradar", "sqr"])
+    ap.add_argument(
+        "paper", choices=["pfabric", "homa", "qjump", "detail", "fastlane", "burstradar", "sqr", "linkguardian"]
+    )
     ap.add_argument(
         "--scale",
         choices=["small", "medium", "full"],
@@ -138,7 +142,9 @@ def _reproduce(argv: list[str]) -> int:
         "detail: micro (Figs. 5.6-5.8), asym (Fig. 5.10), web (Figs. 5.12-5.13), verify (Fig. 5.5), longflows "
         "(Fig. 5.9); fastlane: util (Fig. 6.5), share (Figs. 6.7-6.8), caps (Figs. 6.9-6.10), buffers "
         "(Figs. 6.11-6.12), testbed (Fig. 6.14); burstradar: efficiency (Fig. 3.5), extras (Fig. 3.6); "
-        "sqr: fct (Figs. 4.3, 4.10-4.11), loss (Fig. 4.9), longflow (Fig. 4.7); default: all",
+        "sqr: fct (Figs. 4.3, 4.10-4.11), loss (Fig. 4.9), longflow (Fig. 4.7); linkguardian: stress (Figs. 5.10, "
+        "5.12, 5.17), short (Table 5.1, Figs. 5.15-5.16), motivation (Fig. 5.4), cubic (Table 5.3), transport "
+        "(Figs. 5.13-5.14); default: all",
     )
     ap.add_argument("--workers", type=int)
     ap.add_argument("--backend", choices=["local", "dask"], default="local")
@@ -150,6 +156,7 @@ def _reproduce(argv: list[str]) -> int:
         reproduce_detail,
         reproduce_fastlane,
         reproduce_homa,
+        reproduce_linkguardian,
         reproduce_qjump,
         reproduce_sqr,
     )
@@ -163,6 +170,7 @@ def _reproduce(argv: list[str]) -> int:
         "fastlane": (reproduce_fastlane.PARTS, reproduce_fastlane.fastlane),
         "burstradar": (reproduce_burstradar.PARTS, reproduce_burstradar.burstradar),
         "sqr": (reproduce_sqr.PARTS, reproduce_sqr.sqr),
+        "linkguardian": (reproduce_linkguardian.PARTS, reproduce_linkguardian.linkguardian),
     }
     known, run = papers[a.paper]
     if a.scale == "medium" and a.paper != "homa":
@@ -184,7 +192,23 @@ def _reproduce(argv: list[str]) -> int:
     return 0
 
 
+def _on_sigterm(signum, frame):  # noqa: ARG001 (signal handler signature)
+    raise KeyboardInterrupt
+
+
 def main(argv: Optional[list[str]] = None) -> int:
+    """The ``tailsim`` command. Ctrl-C or SIGTERM stops a run, sweep or reproduction: what finished is kept,
+    one line says so, and the exit status is 130."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("tailsim: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: Optional[list[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "reproduce":
         return _reproduce(argv[1:])
@@ -198,7 +222,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             "\nAlso (Python package):\n"
             "  sweep      Run an experiment over a grid of overrides\n"
             "  plot       Plot results or a sweep\n"
-            "  reproduce  Reproduce a paper's results (pfabric, homa, qjump, detail, fastlane, burstradar, sqr)"
+            "  reproduce  Reproduce a paper's results (pfabric, homa, qjump, detail, fastlane, burstradar, sqr, "
+            "linkguardian)"
         )
     return code
 

@@ -87,6 +87,17 @@ fn params(c: &Ctx, cfg: &ExperimentConfig, g: &LinkGuardianCfg, fr: Framing, net
         return Err(c.err("linkguardian.max_holes", "at least 1"));
     }
     let dummies = g.dummies.unwrap_or(copies + 1);
+    let literal = match g.control.as_deref() {
+        None | Some("lazy") => false,
+        Some("literal") if cfg.stop.time.is_none() => {
+            return Err(c.err(
+                "linkguardian.control",
+                "\"literal\" sends ACK frames in every idle slot for ever: it needs [stop] time",
+            ))
+        }
+        Some("literal") => true,
+        Some(o) => return Err(c.err("linkguardian.control", format!("\"lazy\" or \"literal\", found \"{o}\""))),
+    };
     let recirc_rate = g.recirc_rate.map_or(BitsPerSec::gbps(100), |r| r.0);
     if recirc_rate.0 == 0 {
         return Err(c.err("linkguardian.recirc_rate", "must be positive"));
@@ -196,6 +207,7 @@ fn params(c: &Ctx, cfg: &ExperimentConfig, g: &LinkGuardianCfg, fr: Framing, net
         copies,
         max_holes,
         dummies,
+        literal,
         frame_bytes: frame_bytes as u32,
         recirc_rate,
         recirc_buffer,

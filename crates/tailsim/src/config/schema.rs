@@ -484,6 +484,9 @@ pub struct LinkGuardianCfg {
     pub copies: Option<u32>,
     pub max_holes: Option<u32>,
     pub dummies: Option<u32>,
+    /// "lazy" (default): ACK frames only when they carry news; "literal": the thesis's self-replenishing ACK
+    /// queue, an ACK in every idle slot (a check on the lazy model; needs `stop.time`).
+    pub control: Option<String>,
     pub recirc_rate: Option<Rate>,
     pub recirc_buffer: Option<Size>,
     pub recirc_latency: Option<Duration>,

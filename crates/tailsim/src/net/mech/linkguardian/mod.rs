@@ -11,8 +11,11 @@
 //!   `max_holes` consecutive losses (§5.3.5). The cumulative ACK rides, 3 bytes, on every packet going back
 //!   over the link, or in a 64-byte ACK frame when that direction is idle (§5.3.1). When S goes idle, up to
 //!   `dummies` dummy frames carry the next sequence number, so a lost last packet is noticed too (§5.3.2).
-//!   The self-replenishing ACK and dummy queues of the switches are modelled lazily: a frame is sent only
-//!   when it carries news, which is when the literal queues' frames change anything.
+//!   The switches' self-replenishing lowest-priority queues are modelled by what they put on the wire. Dummies:
+//!   one in each idle slot while the P4 code's notify count lasts (`dummies`, reset by every protected
+//!   packet; past it the literal queue drops them at egress). ACKs: by default a frame only when it carries
+//!   news, since the literal queue's others repeat what the sender knows; `control = "literal"` sends one in
+//!   every idle slot, and a test checks that the two agree.
 //! - **Ordered mode** (Alg. 5, 6): the receiver forwards sequence number `ackNo` and moves on; a later one
 //!   waits in its recirculation loop and is looked at again on each pass; an earlier one is a duplicate and
 //!   dropped. If `ackNo` does not move for `ack_timeout` (counted in 100 ns ticks) the receiver gives that
@@ -34,7 +37,9 @@ use crate::net::port::DropReason;
 use crate::units::{BitsPerSec, FlowSlot, PktId, PortId, Time};
 use std::collections::VecDeque;
 
+mod recovery;
 mod seq;
+use recovery::Recovery;
 use seq::SeqBits;
 pub use seq::{copies_for, Seq};
 
@@ -135,6 +140,9 @@ pub struct LgParams {
     pub max_holes: u32,
     /// Dummies sent when the protected port goes idle.
     pub dummies: u32,
+    /// The receiver's ACK queue as the thesis builds it: an ACK frame in every idle slot, news or not (the
+    /// default sends one only when it carries news; a test checks the two agree).
+    pub literal: bool,
     /// Size of ACK, notice, dummy and pause frames.
     pub frame_bytes: u32,
     pub recirc_rate: BitsPerSec,
@@ -212,6 +220,8 @@ struct Link {
     /// The packet going back now being serialized, and the ACK its header carries.
     stamp: Option<(PktId, Option<Seq>)>,
     stats: LgStats,
+    /// Loss-to-resend delays (Fig. 5.10).
+    recovery: Recovery,
 }
 
 pub struct LinkGuardian {
@@ -271,11 +281,11 @@ impl LinkGuardian {
         c.effect(Effect::Frame { port, id });
     }
 
-    /// A port with nothing queued and no frame waiting: the literal model's lowest-priority ACK or dummy
-    /// queue would be served now.
+    /// A port with no frame waiting and nothing it may send queued (empty, or every class paused by Alg. 6):
+    /// the literal model's lowest-priority ACK or dummy queue would be served now.
     fn idle(c: &HookCtx, port: PortId) -> bool {
         let pt = &c.ports[port.idx()];
-        pt.bytes == 0 && pt.ctl.is_empty()
+        pt.ctl.is_empty() && (pt.bytes == 0 || pt.paused == 0xff)
     }
 
     // ------------------------------------------------------------------ recirculation
@@ -430,6 +440,7 @@ impl LinkGuardian {
         l.expected = upto;
         l.stats.missing += hole as u64;
         l.stats.notices += 1;
+        l.recovery.missed(first, hole, c.now);
         l.stats.unrequested += hole.saturating_sub(self.prm.max_holes) as u64;
         // `latestRxSeqNo` covers what is reported missing too: the sender resends only numbers at or below it.
         let latest = upto.prev();
@@ -441,14 +452,17 @@ impl LinkGuardian {
     }
 
     fn data_arrived(&mut self, c: &mut HookCtx, link: usize, id: PktId, seq: Seq, retx: bool) -> Arrive {
-        if !retx {
+        if retx {
+            self.links[link].recovery.arrived(seq, c.now);
+        } else {
             self.gap(c, link, seq);
             let l = &mut self.links[link];
             l.expected = seq.next();
             l.latest = Some(seq);
             l.pending_ack = true;
             let back = c.ports[self.prm.links[link].port.idx()].reverse;
-            if Self::idle(c, back) {
+            // Literal: once started, the ACK queue keeps the port busy and refills itself (on_transmit).
+            if Self::idle(c, back) && !(self.prm.literal && c.ports[back.idx()].busy) {
                 self.send_ack(c, link);
             }
         }
@@ -637,7 +651,7 @@ impl Hooks for LinkGuardian {
                     },
                 };
                 l.back.q.push_back((id, tag));
-                if l.pending_ack && Self::idle(c, at) {
+                if (l.pending_ack || self.prm.literal) && Self::idle(c, at) {
                     self.send_ack(c, link);
                 }
             }
@@ -735,7 +749,15 @@ impl Hooks for LinkGuardian {
     }
 
     fn summary(&self) -> serde_json::Value {
-        let links: Vec<_> = self.links.iter().map(|l| l.stats).collect();
+        let links: Vec<_> = self
+            .links
+            .iter()
+            .map(|l| {
+                let mut v = serde_json::to_value(l.stats).expect("counters serialize");
+                v["recovery"] = l.recovery.summary();
+                v
+            })
+            .collect();
         let loops: Vec<_> = self
             .loops
             .iter()
