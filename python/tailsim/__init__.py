@@ -43,7 +43,7 @@ from .builders import (
     Trace,
 )
 from .qjump import qjump_levels
-from .result import Result, check, run
+from .result import Result, ResultsMismatch, check, run
 from .sweep import SweepResult, sweep
 from .thresholds import thresholds
 
@@ -55,6 +55,7 @@ __all__ = [
     "sweep",
     "load",
     "Result",
+    "ResultsMismatch",
     "SweepResult",
     "ConfigError",
     "SimulationError",

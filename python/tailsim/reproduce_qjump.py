@@ -106,8 +106,10 @@ def bound(out: Path, scale: str = "small", seed: int = 1, progress: bool = False
     rows = []
     for phases, factor, f in ((p, k, f) for p in cfg["phases"] for k in cfg["epoch_factors"] for f in cfg["f"]):
         point = out / f"{phases}-factor{factor}-f{f}"
-        point.mkdir(parents=True, exist_ok=True)
-        c = _bound_config(n, f, factor, cfg["periods"], seed, point / "small.csv", phases)
+        # Inputs beside the results directory: a run writes its directory whole.
+        inputs = out / "inputs"
+        inputs.mkdir(parents=True, exist_ok=True)
+        c = _bound_config(n, f, factor, cfg["periods"], seed, inputs / f"{point.name}-small.csv", phases)
         t0 = time.time()
         r = run_one(c, point, progress=progress)
         lvl = r.summary["qjump"]["levels"][0]
@@ -417,9 +419,10 @@ def interference(out: Path, scale: str = "small", seed: int = 1, progress: bool 
     rows = []
     for name, scheme in INTERFERENCE_SCHEMES.items():
         d = out / name.replace(" ", "").replace(",", "-")
-        d.mkdir(parents=True, exist_ok=True)
+        inputs = out / "inputs" / d.name  # beside the results directory: a run writes its directory whole
+        inputs.mkdir(parents=True, exist_ok=True)
         t0 = time.time()
-        r = run_one(_interference_config(scheme, cfg, seed, d), d, progress=progress)
+        r = run_one(_interference_config(scheme, cfg, seed, inputs), d, progress=progress)
         f = r.flows
         for app, size in _APPS.items():
             g = f[f["size_bytes"] == size]

@@ -24,6 +24,10 @@ def table_file(directory: Path, name: str) -> Optional[Path]:
     return None
 
 
+class ResultsMismatch(ValueError):
+    """A results directory whose tables are not the ones its summary.json describes."""
+
+
 class Result:
     """A results directory: ``flows`` (one row per flow), ``ports`` (one row per egress port), ``queues``
     (queue-occupancy samples, if ``output.queue_sample`` was set), ``summary`` (summary.json as a dict) and
@@ -44,9 +48,38 @@ class Result:
         """Read a results directory written by ``tailsim run``, :func:`run` or a sweep."""
         return cls(directory)
 
+    def _file(self, name: str) -> Optional[Path]:
+        """The file of table ``name`` that this run wrote, checked against summary.json: a file the summary
+        does not list is another run's and is not read; one of another size, or another run id in its
+        parquet metadata, is an error (directories written before summary.json listed its files are read as
+        they are)."""
+        files = self.summary.get("files")
+        if files is None:
+            return table_file(self.dir, name)
+        listed = [f for f in (f"{name}.parquet", f"{name}.csv") if f in files]
+        if not listed:
+            return None
+        f = self.dir / listed[0]
+        size = f.stat().st_size if f.exists() else None
+        if size != files[listed[0]]:
+            raise ResultsMismatch(
+                f"{f}: summary.json lists {files[listed[0]]} bytes, found {'no file' if size is None else size}: "
+                "the directory holds another run's table"
+            )
+        if f.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            meta = pq.read_metadata(f).metadata or {}
+            rid = meta.get(b"tailsim.run_id", b"").decode()
+            if rid != self.summary.get("run_id"):
+                raise ResultsMismatch(
+                    f"{f}: written by run {rid or '(none)'}, summary.json is run {self.summary.get('run_id')}"
+                )
+        return f
+
     def _table(self, name: str) -> pd.DataFrame:
         if name not in self._tables:
-            f = table_file(self.dir, name)
+            f = self._file(name)
             if f is None:
                 self._tables[name] = pd.DataFrame()
             elif f.suffix == ".parquet":
@@ -63,7 +96,7 @@ class Result:
     def flow_columns(self, columns: Sequence[str]) -> pd.DataFrame:
         """Only these columns of ``flows``, read without loading the rest (a long run's table can hold tens
         of millions of rows); the cached table when it is already loaded."""
-        f = table_file(self.dir, "flows")
+        f = self._file("flows")
         if "flows" in self._tables or f is None or f.suffix != ".parquet":
             return self.flows[list(columns)]
         return pd.read_parquet(f, engine="pyarrow", columns=list(columns))
@@ -184,12 +217,11 @@ def run(
         sets.append(f"seed={int(seed)}")
     update, close = _progress_bar(progress)
     try:
-        summary_json, directory = _core.run(
-            kind, text, origin, base, sets, None if out is None else os.fspath(out), update
-        )
+        _, directory = _core.run(kind, text, origin, base, sets, None if out is None else os.fspath(out), update)
     finally:
         close()
-    return Result(directory, json.loads(summary_json))
+    # summary.json as written (it also lists the tables' files), rather than the returned copy.
+    return Result(directory)
 
 
 def check(config: ConfigLike, *, set: Optional[Mapping[str, Any]] = None) -> str:

@@ -1,9 +1,9 @@
 """Sweeps: the same experiment over a grid of overrides, one process per point.
 
-Each point is written to ``OUT/points/<id>/`` by the simulator's atomic writers, and a point whose
-``summary.json`` exists is finished: re-running a sweep skips it, so a killed sweep resumes without redoing
-anything. A failing point records ``error.txt`` and does not stop the others. When all points are done the
-per-point flows are combined into ``OUT/flows.parquet`` and the per-bucket statistics into
+Each point is written to ``OUT/points/<id>/`` whole (the run writes a new directory and renames it into
+place), then its ``point.json``; a point with both is finished: re-running a sweep skips it, so a killed sweep
+resumes without redoing anything. A failing point records ``error.txt`` and does not stop the others. When
+all points are done the per-point flows are combined into ``OUT/flows.parquet`` and the per-bucket statistics into
 ``OUT/summary.parquet``, each with one column per swept key.
 
 Points run on a local process pool by default, or on a Dask distributed cluster (``backend="dask"``), which
@@ -17,6 +17,7 @@ import itertools
 import json
 import multiprocessing as mp
 import os
+import shutil
 import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -64,21 +65,28 @@ def _run_point(spec: dict) -> dict:
     from . import _core
 
     pdir = Path(spec["dir"])
-    pdir.mkdir(parents=True, exist_ok=True)
+    if pdir.exists() and not (pdir / "summary.json").exists():
+        # A failed or cut-short attempt: only this sweep's own files, and the run writes its directory whole.
+        shutil.rmtree(pdir)
+    sets = list(spec["sets"]) + overrides({k: v for k, v in spec["params"].items() if k != "seed"})
+    if "seed" in spec["params"]:
+        sets.append(f"seed={int(spec['params']['seed'])}")
+    point = json.dumps({"params": spec["params"], "sets": sets}, indent=1)
     try:
-        sets = list(spec["sets"]) + overrides({k: v for k, v in spec["params"].items() if k != "seed"})
-        if "seed" in spec["params"]:
-            sets.append(f"seed={int(spec['params']['seed'])}")
-        _atomic_write(pdir / "point.json", json.dumps({"params": spec["params"], "sets": sets}, indent=1))
         _core.run(spec["kind"], spec["text"], spec["origin"], spec["base"], sets, str(pdir), None)
-        err = pdir / "error.txt"
-        if err.exists():
-            err.unlink()
+        # Last: a point is done when both its summary.json and its point.json are there.
+        _atomic_write(pdir / "point.json", point)
         return {"id": spec["id"], "ok": True}
     except BaseException as e:  # noqa: BLE001 - every failure becomes a record, the sweep goes on
         msg = f"{type(e).__name__}: {e}"
+        pdir.mkdir(parents=True, exist_ok=True)
+        _atomic_write(pdir / "point.json", point)
         _atomic_write(pdir / "error.txt", msg + "\n\n" + traceback.format_exc())
         return {"id": spec["id"], "ok": False, "error": msg}
+
+
+def _done(pdir: Path) -> bool:
+    return (pdir / "summary.json").exists() and (pdir / "point.json").exists()
 
 
 def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
@@ -153,7 +161,7 @@ def sweep(
                 "dir": str(out / "points" / pid),
             }
         )
-    todo = [s for s in specs if not (Path(s["dir"]) / "summary.json").exists()]
+    todo = [s for s in specs if not _done(Path(s["dir"]))]
     outcomes: dict[str, dict] = {}
     show = progress if progress is not None else sys.stderr.isatty()
     if todo:
@@ -166,7 +174,7 @@ def sweep(
     failed = {}
     rows = []
     for s in specs:
-        done = (Path(s["dir"]) / "summary.json").exists()
+        done = _done(Path(s["dir"]))
         err = Path(s["dir"]) / "error.txt"
         if not done:
             failed[s["id"]] = outcomes.get(s["id"], {}).get("error") or (
@@ -245,7 +253,7 @@ def _combine(out: Path, specs: list) -> None:
     The flows are streamed point by point into one Parquet file: a long-window point can hold tens of millions
     of flows, and holding every point's table at once (as one DataFrame) exhausted the memory of a 23 GB
     machine on a two-point maximum-load probe."""
-    done = [s for s in specs if (Path(s["dir"]) / "summary.json").exists()]
+    done = [s for s in specs if _done(Path(s["dir"]))]
     if not done:
         return
     # One row of swept values per point, typed together (ints and floats mixed become floats, as in a concat).

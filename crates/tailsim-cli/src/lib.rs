@@ -22,7 +22,7 @@ use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
-use tailsim::{Experiment, Progress, Summary};
+use tailsim::{Experiment, Progress, StopReason, Summary};
 
 #[derive(Parser)]
 #[command(name = "tailsim", version, about = "Packet-level datacenter network simulator for tail-latency studies")]
@@ -116,9 +116,14 @@ enum Cmd {
     },
 }
 
+/// Exit status of a run stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it).
+pub const INTERRUPTED: u8 = 130;
+
 /// Run the command line with `args` (args[0] is the program name). `self_cmd` is how to start this same
-/// program again (for `bench`, which measures each scenario in a child process).
-pub fn main_with(args: Vec<String>, self_cmd: Vec<String>) -> u8 {
+/// program again (for `bench`, which measures each scenario in a child process). `stop_asked` says whether
+/// the user asked to stop (Ctrl-C, SIGTERM): a run polls it every 65,536 events (well under a millisecond),
+/// then writes what it has, marked interrupted, and the command exits with [`INTERRUPTED`].
+pub fn main_with(args: Vec<String>, self_cmd: Vec<String>, stop_asked: &mut dyn FnMut() -> bool) -> u8 {
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
@@ -127,7 +132,11 @@ pub fn main_with(args: Vec<String>, self_cmd: Vec<String>) -> u8 {
         }
     };
     let res = match cli.cmd {
-        Cmd::Run { config, out, seed, sets, quiet } => run(config, out, seed, sets, quiet),
+        Cmd::Run { config, out, seed, sets, quiet } => match run(config, out, seed, sets, quiet, stop_asked) {
+            Ok(true) => return INTERRUPTED,
+            Ok(false) => Ok(()),
+            Err(e) => Err(e),
+        },
         Cmd::Check { config, sets } => tailsim::load(&config, &sets)
             .map(|e| {
                 out!(
@@ -211,35 +220,47 @@ fn qjump(
     Ok(())
 }
 
+/// Run an experiment and write its results; true if it was interrupted (the results then are partial).
 fn run(
     config: PathBuf,
     out: Option<PathBuf>,
     seed: Option<u64>,
     mut sets: Vec<String>,
     quiet: bool,
-) -> Result<(), String> {
+    stop_asked: &mut dyn FnMut() -> bool,
+) -> Result<bool, String> {
     if let Some(s) = seed {
         sets.push(format!("seed={s}"));
     }
     let mut exp = tailsim::load(&config, &sets).map_err(|e| e.to_string())?;
-    let dir =
-        out.unwrap_or_else(|| PathBuf::from(exp.out_dir.clone().unwrap_or_else(|| format!("results/{}", exp.name))));
+    let dir = out.unwrap_or_else(|| exp.default_out_dir(&sets));
     let show = !quiet && std::io::stderr().is_terminal();
     let mut meter = ProgressLine::new(&exp);
     let summary = exp
-        .run(&mut |p| {
+        .run_interruptible(&mut |p| {
             if show {
                 meter.update(p)
             }
+            !stop_asked()
         })
         .map_err(|e| format!("run failed: {e}"))?;
     if show {
         eprintln!();
     }
     exp.write_results(&dir, &summary).map_err(|e| format!("cannot write results to {}: {e}", dir.display()))?;
+    if summary.stop_reason == StopReason::Interrupted {
+        eprintln!(
+            "interrupted at {} simulated ({} of {} flows finished): partial results in {}",
+            tailsim::units::Time::from_secs_f64(summary.simulated_seconds),
+            summary.flows_finished,
+            summary.flows_started,
+            dir.display()
+        );
+        return Ok(true);
+    }
     print_summary(&summary);
     out!("results: {}", dir.display());
-    Ok(())
+    Ok(false)
 }
 
 /// A one-line live status: simulated time, speed, flows, ETA.

@@ -1,6 +1,16 @@
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by the first Ctrl-C or SIGTERM; a second one ends the process at once.
+static STOP: AtomicBool = AtomicBool::new(false);
 
 fn main() -> ExitCode {
     let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "tailsim".into());
-    ExitCode::from(tailsim_cli::main_with(std::env::args().collect(), vec![exe]))
+    // Without a handler the default action (end the process, results unwritten) stays: better than none.
+    let _ = ctrlc::set_handler(|| {
+        if STOP.swap(true, Ordering::SeqCst) {
+            std::process::exit(tailsim_cli::INTERRUPTED.into());
+        }
+    });
+    ExitCode::from(tailsim_cli::main_with(std::env::args().collect(), vec![exe], &mut || STOP.load(Ordering::Relaxed)))
 }

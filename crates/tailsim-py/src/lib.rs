@@ -100,9 +100,7 @@ fn run(
     progress: Option<PyObject>,
 ) -> PyResult<(String, String)> {
     let mut exp = build(kind, text, origin, base_dir, &sets)?;
-    let dir = PathBuf::from(
-        out_dir.unwrap_or_else(|| exp.out_dir.clone().unwrap_or_else(|| format!("results/{}", exp.name))),
-    );
+    let dir = out_dir.map_or_else(|| exp.default_out_dir(&sets), PathBuf::from);
     let horizon = exp.horizon().map(|t| t.secs());
     let expected = exp.expected_flows();
     let mut interrupted: Option<PyErr> = None;
@@ -142,12 +140,14 @@ fn run(
             })
         })
     });
+    let summary = result.map_err(SimulationError::new_err)?;
+    // Stopped by Ctrl-C or by the callback: what was simulated is written (marked interrupted) before the
+    // exception goes on.
+    py.allow_threads(|| exp.write_results(&dir, &summary))
+        .map_err(|e| SimulationError::new_err(format!("cannot write results to {}: {e}", dir.display())))?;
     if let Some(e) = interrupted {
         return Err(e);
     }
-    let summary = result.map_err(SimulationError::new_err)?;
-    py.allow_threads(|| exp.write_results(&dir, &summary))
-        .map_err(|e| SimulationError::new_err(format!("cannot write results to {}: {e}", dir.display())))?;
     let json = serde_json::to_string(&summary).map_err(|e| SimulationError::new_err(e.to_string()))?;
     Ok((json, dir.display().to_string()))
 }
@@ -155,7 +155,19 @@ fn run(
 /// The `tailsim` command line (run, check, bench), as the Rust binary has it.
 #[pyfunction]
 fn cli(py: Python<'_>, args: Vec<String>, self_cmd: Vec<String>) -> i32 {
-    py.allow_threads(|| tailsim_cli::main_with(args, self_cmd)) as i32
+    // Python's handlers catch Ctrl-C (and SIGTERM, which the Python side turns into KeyboardInterrupt); a
+    // run looks for them five times a second.
+    let mut last = Instant::now();
+    let mut asked = false;
+    py.allow_threads(|| {
+        tailsim_cli::main_with(args, self_cmd, &mut || {
+            if !asked && last.elapsed().as_secs_f64() >= 0.2 {
+                last = Instant::now();
+                asked = Python::with_gil(|py| py.check_signals().is_err());
+            }
+            asked
+        })
+    }) as i32
 }
 
 /// Names of the built-in flow-size distributions.

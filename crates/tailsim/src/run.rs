@@ -10,7 +10,7 @@ use crate::sim::{Progress, StopReason};
 use crate::transport::Transport;
 use serde::Serialize;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Packets by origin and fate (the ledger's categories, net/ledger.rs) and drops by reason.
@@ -65,6 +65,10 @@ impl Serialize for DropCounts {
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
     pub name: String,
+    /// Names the run's settings: the resolved configuration and the tailsim version (runs alike share it).
+    /// Every table of a results directory carries it (parquet metadata `tailsim.run_id`), and summary.json
+    /// lists each table's size (`files`), so that `tailsim.load` can tell a table of another run.
+    pub run_id: String,
     pub tailsim_version: String,
     pub seed: u64,
     pub stop_reason: StopReason,
@@ -210,6 +214,7 @@ impl Experiment {
         let events = w.ev.processed();
         Summary {
             name: self.name.clone(),
+            run_id: self.run_id(),
             tailsim_version: env!("CARGO_PKG_VERSION").to_string(),
             seed: self.seed,
             stop_reason: stop,
@@ -346,13 +351,96 @@ impl Experiment {
         ]
     }
 
-    /// Write flows, ports and summary.json into `dir` (created if needed), each file atomically.
+    /// The run's id: FNV-1a of the resolved configuration and the version, in hex.
+    pub fn run_id(&self) -> String {
+        let text = format!("{}\n{}", env!("CARGO_PKG_VERSION"), toml::to_string(&self.resolved).unwrap_or_default());
+        let h = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+        format!("{h:016x}")
+    }
+
+    /// Where results go when no directory is given: `output.dir`, else `results/<name>`; with overrides
+    /// (`--set`, a seed), their text is added (`results/<name>@load=0.5,seed=2`, or a hash of it when long), so
+    /// that runs of other settings never replace each other's results.
+    pub fn default_out_dir(&self, sets: &[String]) -> PathBuf {
+        let base = self.out_dir.clone().unwrap_or_else(|| format!("results/{}", self.name));
+        let sets: Vec<&str> = sets.iter().map(|s| s.trim()).filter(|s| !s.starts_with("output.dir")).collect();
+        if sets.is_empty() {
+            return PathBuf::from(base);
+        }
+        let text = sets.join(",");
+        let clean: String =
+            text.chars().map(|c| if c.is_ascii_alphanumeric() || "._=,+-".contains(c) { c } else { '_' }).collect();
+        let suffix = if clean.len() <= 80 {
+            clean
+        } else {
+            let h = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+            format!("{h:016x}")
+        };
+        PathBuf::from(format!("{}@{suffix}", base.trim_end_matches('/')))
+    }
+
+    /// Write flows, ports and summary.json into `dir` as one whole: into a new directory beside it, renamed
+    /// into place at the end, so a reader sees the previous run's directory or this one, never a mix. A
+    /// previous results directory (one with a summary.json) there is replaced; anything else is refused.
     pub fn write_results(&self, dir: &Path, summary: &Summary) -> io::Result<()> {
-        std::fs::create_dir_all(dir)?;
+        let name = dir
+            .file_name()
+            .filter(|n| *n != "..")
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the results directory must end in a name"))?;
+        let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let replace = match std::fs::read_dir(dir) {
+            Ok(mut entries) => {
+                if !dir.join("summary.json").is_file() && entries.next().is_some() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::AlreadyExists,
+                        "it exists and is not a tailsim results directory (no summary.json): not replacing it",
+                    ));
+                }
+                true
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => false,
+            Err(e) if dir.exists() => return Err(io::Error::new(e.kind(), format!("not a directory ({e})"))),
+            Err(e) => return Err(e),
+        };
+        std::fs::create_dir_all(parent)?;
+        let stamp = format!(
+            "{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos())
+        );
+        let tmp = parent.join(format!(".{}.tmp-{stamp}", name.to_string_lossy()));
+        std::fs::create_dir(&tmp)?;
+        let res = self.write_tables(&tmp, summary).and_then(|()| {
+            if replace {
+                let old = parent.join(format!(".{}.old-{stamp}", name.to_string_lossy()));
+                std::fs::rename(dir, &old)?;
+                std::fs::rename(&tmp, dir)?;
+                std::fs::remove_dir_all(&old)
+            } else {
+                std::fs::rename(&tmp, dir)
+            }
+        });
+        if res.is_err() {
+            let _ = std::fs::remove_dir_all(&tmp);
+        }
+        res
+    }
+
+    fn write_tables(&self, dir: &Path, summary: &Summary) -> io::Result<()> {
         // One table at a time, each built just before it is written (a flows table can be large).
-        let write = |name: &str, cols: Vec<Column>| match self.format {
-            OutputFormat::Parquet => write_parquet(&dir.join(format!("{name}.parquet")), name, &cols),
-            OutputFormat::Csv => write_csv(&dir.join(format!("{name}.csv")), &cols),
+        let mut files = serde_json::Map::new();
+        let mut write = |name: &str, cols: Vec<Column>| -> io::Result<()> {
+            let file = match self.format {
+                OutputFormat::Parquet => format!("{name}.parquet"),
+                OutputFormat::Csv => format!("{name}.csv"),
+            };
+            let path = dir.join(&file);
+            match self.format {
+                OutputFormat::Parquet => write_parquet(&path, name, &cols, &summary.run_id)?,
+                OutputFormat::Csv => write_csv(&path, &cols)?,
+            }
+            files.insert(file, std::fs::metadata(&path)?.len().into());
+            Ok(())
         };
         write("flows", self.flow_columns())?;
         write("ports", self.port_columns())?;
@@ -366,9 +454,11 @@ impl Experiment {
         for (name, cols) in self.world.net.mechanism_tables().into_iter().chain(self.world.transport.table()) {
             write(name, cols)?;
         }
+        let mut json = serde_json::to_value(summary).map_err(io::Error::other)?;
+        json["files"] = files.into();
         // Written last: its presence marks a complete results directory.
         write_atomic(&dir.join("summary.json"), |f| {
-            serde_json::to_writer_pretty(&mut *f, summary).map_err(io::Error::other)?;
+            serde_json::to_writer_pretty(&mut *f, &json).map_err(io::Error::other)?;
             io::Write::write_all(f, b"\n")
         })
     }

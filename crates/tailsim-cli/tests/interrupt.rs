@@ -1,0 +1,49 @@
+//! The `tailsim` binary stops a run on SIGINT or SIGTERM, writes what it simulated and exits 130.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn example() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/pfabric-websearch-dctcp.toml")
+}
+
+fn stop_with(signal: &str) {
+    let out = std::env::temp_dir().join(format!("tailsim-interrupt-{signal}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    // Ten million flows: hours of simulation, so only the signal ends it.
+    let child = Command::new(env!("CARGO_BIN_EXE_tailsim"))
+        .args(["run", example().to_str().unwrap(), "--set", "workload[0].flows=10000000", "--out"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    let t0 = Instant::now();
+    let ok = Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status().unwrap();
+    assert!(ok.success());
+    let res = child.wait_with_output().unwrap();
+    let waited = t0.elapsed();
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert_eq!(res.status.code(), Some(130), "{stderr}");
+    assert!(waited < Duration::from_secs(2), "took {waited:?} to stop");
+    assert!(stderr.trim().starts_with("interrupted at ") && stderr.trim().lines().count() == 1, "{stderr}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["stop_reason"], "interrupted");
+    let (done, started) = (summary["flows_finished"].as_u64().unwrap(), summary["flows_started"].as_u64().unwrap());
+    assert!(done > 0 && done < started, "{done} of {started}");
+    assert!(out.join("flows.parquet").exists());
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn sigint_stops_a_run_and_keeps_its_results() {
+    stop_with("INT");
+}
+
+#[test]
+fn sigterm_stops_a_run_and_keeps_its_results() {
+    stop_with("TERM");
+}

@@ -1,0 +1,125 @@
+"""Ctrl-C and SIGTERM stop a run and keep what it simulated; a results directory holds one run only."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pandas as pd
+import pytest
+
+import tailsim
+
+from conftest import EXAMPLE, small_dict
+
+
+def tailsim_cmd():
+    exe = shutil.which("tailsim")
+    return [exe] if exe else [sys.executable, "-m", "tailsim"]
+
+
+# Ten million flows: hours of simulation, so only the signal can end it.
+ENDLESS = ["--set", "workload[0].flows=10000000"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_the_run_and_keeps_its_results(tmp_path, sig):
+    out = tmp_path / "r"
+    p = subprocess.Popen(
+        [*tailsim_cmd(), "run", str(EXAMPLE), *ENDLESS, "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(2.0)
+    assert p.poll() is None, p.communicate()
+    t0 = time.monotonic()
+    p.send_signal(sig)
+    stdout, stderr = p.communicate(timeout=30)
+    waited = time.monotonic() - t0
+    assert p.returncode == 130, stderr
+    assert waited < 2.0, f"took {waited:.1f} s to stop"
+    assert "Traceback" not in stderr
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("interrupted at "), stderr
+    assert str(out) in lines[0]
+    r = tailsim.load(out)
+    assert r.summary["stop_reason"] == "interrupted"
+    assert 0 < r.summary["flows_finished"] < r.summary["flows_started"]
+    f = r.flows
+    assert len(f) == r.summary["flows_started"]
+    assert f["finished"].sum() == r.summary["flows_finished"]
+    assert f.loc[~f["finished"], "fct_us"].isna().all()
+
+
+def test_ctrl_c_in_python_writes_the_partial_run_then_raises(tmp_path):
+    d = small_dict(10_000_000)
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            tailsim.run(d, tmp_path / "r", progress=False)
+    finally:
+        timer.cancel()
+    r = tailsim.load(tmp_path / "r")
+    assert r.summary["stop_reason"] == "interrupted"
+    assert r.summary["flows_finished"] > 0 and not r.flows["finished"].all()
+
+
+def test_a_rerun_replaces_the_directory_whole(tmp_path):
+    out = tmp_path / "r"
+    d = small_dict(60)
+    d["output"] = {"format": "csv", "queue_sample": "10us"}
+    tailsim.run(d, out, progress=False)
+    assert (out / "flows.csv").exists() and (out / "queues.csv").exists()
+    # The same directory, other settings, parquet and no queue samples: nothing of the first run is left.
+    tailsim.run(small_dict(40), out, progress=False)
+    assert sorted(p.name for p in out.iterdir()) == ["flows.parquet", "ports.parquet", "summary.json"]
+    r = tailsim.load(out)
+    assert len(r.flows) == 40 and r.queues.empty
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "temporary directories left behind"
+
+
+def test_a_directory_that_is_not_a_run_is_never_replaced(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(tailsim.SimulationError, match="not a tailsim results directory"):
+        tailsim.run(small_dict(10), tmp_path, progress=False)
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+    r = subprocess.run(
+        [*tailsim_cmd(), "run", str(EXAMPLE), "--set", "workload[0].flows=10", "--out", str(tmp_path), "-q"],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 1 and "not a tailsim results directory" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_load_refuses_a_table_of_another_run(tmp_path):
+    a = tailsim.run(small_dict(30), tmp_path / "a", progress=False)
+    b = tailsim.run(small_dict(50), tmp_path / "b", progress=False)
+    assert a.summary["run_id"] != b.summary["run_id"]
+    shutil.copy(tmp_path / "b" / "flows.parquet", tmp_path / "a" / "flows.parquet")
+    with pytest.raises(tailsim.ResultsMismatch, match="flows.parquet"):
+        _ = tailsim.load(tmp_path / "a").flows
+    # A table the summary does not list is not read, even if a file of that name is there.
+    pd.DataFrame({"x": [1]}).to_parquet(tmp_path / "b" / "queues.parquet")
+    assert tailsim.load(tmp_path / "b").queues.empty
+    # Same settings, same id: the second run's tables are the first's.
+    c = tailsim.run(small_dict(30), tmp_path / "c", progress=False)
+    assert c.summary["run_id"] == a.summary["run_id"]
+    listed = json.loads((tmp_path / "c" / "summary.json").read_text())["files"]
+    assert set(listed) == {"flows.parquet", "ports.parquet"}
+
+
+def test_overrides_go_into_the_default_directory_name(tmp_path):
+    r = subprocess.run(
+        [*tailsim_cmd(), "run", str(EXAMPLE), "--set", "workload[0].flows=20", "--seed", "3", "-q"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "results" / "pfabric-websearch-dctcp@workload_0_.flows=20,seed=3" / "summary.json").exists()
