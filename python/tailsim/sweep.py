@@ -79,6 +79,9 @@ def _run_point(spec: dict) -> dict:
         return {"id": spec["id"], "ok": True}
     except BaseException as e:  # noqa: BLE001 - every failure becomes a record, the sweep goes on
         msg = f"{type(e).__name__}: {e}"
+        if (pdir / "summary.json").exists():
+            # A run cut short (Ctrl-C) wrote what it simulated: not this point's result.
+            shutil.rmtree(pdir)
         pdir.mkdir(parents=True, exist_ok=True)
         _atomic_write(pdir / "point.json", point)
         _atomic_write(pdir / "error.txt", msg + "\n\n" + traceback.format_exc())

@@ -123,3 +123,22 @@ def test_overrides_go_into_the_default_directory_name(tmp_path):
     )
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "results" / "pfabric-websearch-dctcp@workload_0_.flows=20,seed=3" / "summary.json").exists()
+
+
+def test_a_sweep_point_cut_short_is_not_finished(tmp_path):
+    from tailsim._config import normalize
+    from tailsim.sweep import _done, _run_point
+
+    kind, text, origin, base = normalize(small_dict(10_000_000))
+    pdir = tmp_path / "points" / "p"
+    spec = {"id": "p", "params": {"seed": 1}, "kind": kind, "text": text, "origin": origin, "base": base}
+    spec.update(sets=[], dir=str(pdir))
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        r = _run_point(spec)
+    finally:
+        timer.cancel()
+    assert not r["ok"] and "KeyboardInterrupt" in r["error"]
+    assert not (pdir / "summary.json").exists() and not _done(pdir)
+    assert (pdir / "error.txt").exists()

@@ -6,11 +6,14 @@ static STOP: AtomicBool = AtomicBool::new(false);
 
 fn main() -> ExitCode {
     let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "tailsim".into());
-    // Without a handler the default action (end the process, results unwritten) stays: better than none.
-    let _ = ctrlc::set_handler(|| {
-        if STOP.swap(true, Ordering::SeqCst) {
-            std::process::exit(tailsim_cli::INTERRUPTED.into());
-        }
-    });
+    // Only `run` polls the flag; every other command keeps the default action (Ctrl-C ends it at once).
+    // Without a handler that default stays for `run` too: better than none.
+    if std::env::args().nth(1).as_deref() == Some("run") {
+        let _ = ctrlc::set_handler(|| {
+            if STOP.swap(true, Ordering::SeqCst) {
+                std::process::exit(tailsim_cli::INTERRUPTED.into());
+            }
+        });
+    }
     ExitCode::from(tailsim_cli::main_with(std::env::args().collect(), vec![exe], &mut || STOP.load(Ordering::Relaxed)))
 }
