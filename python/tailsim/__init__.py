@@ -44,7 +44,7 @@ from .builders import (
 )
 from .qjump import qjump_levels
 from .result import Result, ResultsMismatch, check, run
-from .sweep import SweepResult, sweep
+from .sweep import SweepBusy, SweepResult, sweep
 from .thresholds import thresholds
 
 load = Result.load
@@ -57,6 +57,7 @@ __all__ = [
     "Result",
     "ResultsMismatch",
     "SweepResult",
+    "SweepBusy",
     "ConfigError",
     "SimulationError",
     "plots",

@@ -32,9 +32,15 @@ def _sweep(argv: list[str]) -> int:
         "--scheduler", help="Dask scheduler address, e.g. tcp://10.0.0.1:8786 (default: a local Dask cluster)"
     )
     ap.add_argument("--workers", type=int, help="local processes or local Dask workers (default: CPU count)")
+    ap.add_argument(
+        "--force",
+        action="store_true",
+        help="recompute every point (by default a finished point is reused when its "
+        "run id, which covers the configuration, referenced files and tailsim build, is unchanged)",
+    )
     ap.add_argument("-q", "--quiet", action="store_true")
     a = ap.parse_args(argv)
-    from .sweep import sweep
+    from .sweep import SweepBusy, sweep
 
     path = Path(a.sweep)
     try:
@@ -73,11 +79,13 @@ def _sweep(argv: list[str]) -> int:
             workers=a.workers or spec.get("workers"),
             scheduler=a.scheduler or spec.get("scheduler"),
             progress=not a.quiet,
+            force=a.force,
         )
-    except _core.ConfigError as e:
+    except (_core.ConfigError, SweepBusy) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    print(f"{len(res.params)} points, {len(res.failed)} failed; results: {res.dir}")
+    n, reused, failed = len(res.params), len(res.reused), len(res.failed)
+    print(f"{n} points: {n - reused - failed} computed, {reused} reused, {failed} failed; results: {res.dir}")
     for pid, err in res.failed.items():
         print(f"  failed {pid}: {err}", file=sys.stderr)
     return 1 if res.failed else 0

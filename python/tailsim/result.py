@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
@@ -208,7 +209,8 @@ def run(
     The simulation runs with the GIL released; ``progress`` shows a bar (default: only when interactive), or
     is a callable that receives a dict about twice a second (``sim_seconds``, ``events``, ``wall_seconds``,
     ``flows_started``, ``flows_finished``, ``fraction``) and may return False to stop the run early (the
-    result then has ``summary["stop_reason"] == "interrupted"``).
+    result then has ``summary["stop_reason"] == "interrupted"``). A run without ``stop.time`` in which nothing
+    can progress (a host cut off for good) is stopped as ``"stalled"``, with a ``RuntimeWarning``.
     Raises :class:`tailsim.ConfigError` for an invalid configuration (the message names the key).
     """
     kind, text, origin, base = normalize(config)
@@ -221,10 +223,25 @@ def run(
     finally:
         close()
     # summary.json as written (it also lists the tables' files), rather than the returned copy.
-    return Result(directory)
+    r = Result(directory)
+    if r.summary.get("stop_reason") == "stalled":
+        s = r.summary
+        warnings.warn(
+            f"the run stalled at {s['simulated_seconds']:.6g} s simulated: nothing progressed for 600 s (no packet "
+            f"delivered, no flow started or finished) and {s['flows_started'] - s['flows_finished']} flows are "
+            "unfinished; is a host cut off for good?",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return r
 
 
 def check(config: ConfigLike, *, set: Optional[Mapping[str, Any]] = None) -> str:
-    """Validate a configuration without running it; returns a one-line description of the fabric."""
+    """Validate a configuration without running it; returns a one-line description of the fabric. What will
+    go wrong though the configuration is valid (a host cut off for good with no ``stop.time``) is issued as a
+    ``RuntimeWarning``; what ``run`` would refuse raises ``ConfigError``."""
     kind, text, origin, base = normalize(config)
-    return _core.check(kind, text, origin, base, overrides(set))
+    desc, warns = _core.check(kind, text, origin, base, overrides(set))
+    for w in warns:
+        warnings.warn(w, RuntimeWarning, stacklevel=2)
+    return desc

@@ -1,10 +1,18 @@
 """Sweeps: the same experiment over a grid of overrides, one process per point.
 
 Each point is written to ``OUT/points/<id>/`` whole (the run writes a new directory and renames it into
-place), then its ``point.json``; a point with both is finished: re-running a sweep skips it, so a killed sweep
-resumes without redoing anything. A failing point records ``error.txt`` and does not stop the others. When
-all points are done the per-point flows are combined into ``OUT/flows.parquet`` and the per-bucket statistics into
+place), then its ``point.json``; a point with both is finished. Re-running a sweep reuses a finished point
+only if its run id (tailsim's version and build, the resolved configuration, the contents of every file it
+references) is the one it would have now, and recomputes it otherwise (``force=True``: always), so a killed
+or interrupted sweep resumes without redoing anything and a changed CDF or a new tailsim never serves stale
+points. A failing point records ``error.txt`` and does not stop the others. When all points are done the
+per-point flows are combined into ``OUT/flows.parquet`` and the per-bucket statistics into
 ``OUT/summary.parquet``, each with one column per swept key.
+
+Ctrl-C or SIGTERM stops a local sweep: queued points are cancelled, running ones stop within a poll and
+leave nothing (a point is finished or absent), the workers exit (also when the parent is killed outright:
+they ask the kernel for a signal on their parent's death), and KeyboardInterrupt goes on to the caller. One
+sweep at a time writes into a directory (a lock file, ``OUT/.lock``).
 
 Points run on a local process pool by default, or on a Dask distributed cluster (``backend="dask"``), which
 must see ``OUT`` at the same path (a shared filesystem).
@@ -12,12 +20,17 @@ must see ``OUT`` at the same path (a shared filesystem).
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import dataclasses
+import fcntl
 import hashlib
 import itertools
 import json
 import multiprocessing as mp
 import os
 import shutil
+import signal
 import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -33,7 +46,7 @@ import pyarrow.parquet as pq
 from ._config import ConfigLike, normalize, overrides
 from .result import Result, table_file
 
-__all__ = ["sweep", "SweepResult", "points"]
+__all__ = ["sweep", "SweepResult", "SweepBusy", "points"]
 
 
 def points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
@@ -60,32 +73,94 @@ def _short(key: str) -> str:
     return key.split(".")[-1].split("]")[-1] or key
 
 
-def _run_point(spec: dict) -> dict:
-    """Run one point in a worker process. Never raises: failures are returned and written to error.txt."""
-    from . import _core
+# Set in local pool workers (by _worker_init): how a signal is taken there.
+_POOL_WORKER = False
+_IN_RUN = False
+_STOPPING = False
 
-    pdir = Path(spec["dir"])
-    if pdir.exists() and not (pdir / "summary.json").exists():
-        # A failed or cut-short attempt: only this sweep's own files, and the run writes its directory whole.
-        shutil.rmtree(pdir)
+
+def _worker_init(parent: int) -> None:
+    """A local pool worker: exit when the parent dies (Linux: PR_SET_PDEATHSIG), and on SIGINT/SIGTERM stop
+    the running point (KeyboardInterrupt, then exit) or, between points, exit at once."""
+    global _POOL_WORKER
+    _POOL_WORKER = True
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the request above took effect
+        os._exit(1)
+    signal.signal(signal.SIGINT, _worker_signal)
+    signal.signal(signal.SIGTERM, _worker_signal)
+
+
+def _worker_signal(signum, frame) -> None:  # noqa: ARG001 (signal handler signature)
+    global _STOPPING
+    if _STOPPING:  # Ctrl-C reaches the worker and the parent, which then also sends SIGTERM: once is enough
+        return
+    _STOPPING = True
+    if not _IN_RUN:
+        os._exit(130)
+    raise KeyboardInterrupt
+
+
+def _point_sets(spec: dict) -> list:
     sets = list(spec["sets"]) + overrides({k: v for k, v in spec["params"].items() if k != "seed"})
     if "seed" in spec["params"]:
         sets.append(f"seed={int(spec['params']['seed'])}")
-    point = json.dumps({"params": spec["params"], "sets": sets}, indent=1)
+    return sets
+
+
+def _finished_run_id(pdir: Path) -> Optional[str]:
+    if not _done(pdir):
+        return None
     try:
-        _core.run(spec["kind"], spec["text"], spec["origin"], spec["base"], sets, str(pdir), None)
+        return json.loads((pdir / "summary.json").read_text()).get("run_id")
+    except (OSError, ValueError):
+        return None
+
+
+def _run_point(spec: dict) -> dict:
+    """Run one point in a worker process (or reuse it when finished with the same run id). Never raises but
+    for Ctrl-C: failures are returned and written to error.txt."""
+    from . import _core
+
+    global _IN_RUN
+    pdir = Path(spec["dir"])
+    sets = _point_sets(spec)
+    point = json.dumps({"params": spec["params"], "sets": sets}, indent=1)
+    args = (spec["kind"], spec["text"], spec["origin"], spec["base"], sets)
+    _IN_RUN = True
+    try:
+        have = _finished_run_id(pdir)
+        if have is not None and not spec.get("force"):
+            if _core.run_id(*args) == have:
+                return {"id": spec["id"], "ok": True, "reused": True}
+        stale = pdir.exists()
+        if stale:
+            # A failed, cut-short or out-of-date attempt: only this sweep's own files. Its point.json goes
+            # first, so the point is never taken for finished while it reruns.
+            shutil.rmtree(pdir)
+        _core.run(*args, str(pdir), None, False)
         # Last: a point is done when both its summary.json and its point.json are there.
         _atomic_write(pdir / "point.json", point)
-        return {"id": spec["id"], "ok": True}
+        return {"id": spec["id"], "ok": True, "recomputed": have is not None}
+    except KeyboardInterrupt:
+        # Stopped: the point is not finished, so nothing of it stays (the run wrote no partial results).
+        shutil.rmtree(pdir, ignore_errors=True)
+        if _POOL_WORKER:
+            os._exit(130)
+        raise
     except BaseException as e:  # noqa: BLE001 - every failure becomes a record, the sweep goes on
         msg = f"{type(e).__name__}: {e}"
-        if (pdir / "summary.json").exists():
-            # A run cut short (Ctrl-C) wrote what it simulated: not this point's result.
-            shutil.rmtree(pdir)
+        shutil.rmtree(pdir, ignore_errors=True)
         pdir.mkdir(parents=True, exist_ok=True)
         _atomic_write(pdir / "point.json", point)
         _atomic_write(pdir / "error.txt", msg + "\n\n" + traceback.format_exc())
         return {"id": spec["id"], "ok": False, "error": msg}
+    finally:
+        _IN_RUN = False
 
 
 def _done(pdir: Path) -> bool:
@@ -108,6 +183,7 @@ class SweepResult:
     dir: Path
     params: pd.DataFrame  # one row per point: id, swept keys, status
     failed: dict[str, str]  # point id -> error
+    reused: list = dataclasses.field(default_factory=list)  # ids of the finished points taken as they were
 
     @property
     def flows(self) -> pd.DataFrame:
@@ -123,7 +199,14 @@ class SweepResult:
         return Result.load(self.dir / "points" / point)
 
     def __repr__(self) -> str:
-        return f"<tailsim.SweepResult {len(self.params)} points, {len(self.failed)} failed, in {str(self.dir)!r}>"
+        return (
+            f"<tailsim.SweepResult {len(self.params)} points ({len(self.reused)} reused), {len(self.failed)} failed, "
+            f"in {str(self.dir)!r}>"
+        )
+
+
+class SweepBusy(RuntimeError):
+    """Another sweep is writing into the same directory."""
 
 
 def sweep(
@@ -136,12 +219,15 @@ def sweep(
     workers: Optional[int] = None,
     scheduler: Optional[str] = None,
     progress: Optional[bool] = None,
+    force: bool = False,
 ) -> SweepResult:
     """Run ``base`` at every point of ``grid`` (keys as in ``--set``, plus ``"seed"``).
 
     ``backend="local"`` uses a process pool of ``workers`` processes (default: CPU count);
     ``backend="dask"`` uses the Dask scheduler at ``scheduler`` ("tcp://host:8786"), or a local Dask cluster
-    of ``workers`` processes when no address is given. Finished points are skipped.
+    of ``workers`` processes when no address is given. A finished point is reused when its run id is the one it
+    would have now (same tailsim build, configuration and referenced files' contents); ``force`` recomputes
+    every point. Ctrl-C stops the sweep (KeyboardInterrupt); the same call resumes it.
     """
     kind, text, origin, base_dir = normalize(base)
     out = Path(out).resolve()
@@ -162,68 +248,133 @@ def sweep(
                 "base": base_dir,
                 "sets": fixed,
                 "dir": str(out / "points" / pid),
+                "force": force,
             }
         )
-    todo = [s for s in specs if not _done(Path(s["dir"]))]
     outcomes: dict[str, dict] = {}
     show = progress if progress is not None else sys.stderr.isatty()
-    if todo:
-        if backend == "local":
-            _local(todo, workers, outcomes, show, len(specs))
-        elif backend == "dask":
-            _dask(todo, workers, scheduler, outcomes, show, len(specs))
-        else:
-            raise ValueError(f"backend must be 'local' or 'dask', not {backend!r}")
-    failed = {}
-    rows = []
-    for s in specs:
-        done = _done(Path(s["dir"]))
-        err = Path(s["dir"]) / "error.txt"
-        if not done:
-            failed[s["id"]] = outcomes.get(s["id"], {}).get("error") or (
-                err.read_text().split("\n")[0] if err.exists() else "not run"
-            )
-        rows.append({"point": s["id"], **s["params"], "status": "done" if done else "failed"})
-    params = pd.DataFrame(rows)
-    _combine(out, specs)
-    _atomic_write(
-        out / "sweep.json",
-        json.dumps(
-            {
-                "grid": {k: list(v) for k, v in grid.items()},
-                "set": dict(set or {}),
-                "points": [s["id"] for s in specs],
-                "failed": failed,
-            },
-            indent=1,
-            default=str,
-        ),
-    )
-    return SweepResult(out, params, failed)
+    with _lock(out):
+        try:
+            if backend == "local":
+                _local(specs, workers, outcomes, show)
+            elif backend == "dask":
+                _dask(specs, workers, scheduler, outcomes, show)
+            else:
+                raise ValueError(f"backend must be 'local' or 'dask', not {backend!r}")
+        except KeyboardInterrupt:
+            if show:
+                n = sum(_done(Path(s["dir"])) for s in specs)
+                print(
+                    f"  interrupted: {n} of {len(specs)} points finished; the same command resumes the rest",
+                    file=sys.stderr,
+                )
+            raise
+        failed = {}
+        rows = []
+        for s in specs:
+            done = _done(Path(s["dir"]))
+            err = Path(s["dir"]) / "error.txt"
+            if not done:
+                failed[s["id"]] = outcomes.get(s["id"], {}).get("error") or (
+                    err.read_text().split("\n")[0] if err.exists() else "not run"
+                )
+            rows.append({"point": s["id"], **s["params"], "status": "done" if done else "failed"})
+        params = pd.DataFrame(rows)
+        reused = [s["id"] for s in specs if outcomes.get(s["id"], {}).get("reused")]
+        _combine(out, specs)
+        _atomic_write(
+            out / "sweep.json",
+            json.dumps(
+                {
+                    "grid": {k: list(v) for k, v in grid.items()},
+                    "set": dict(set or {}),
+                    "points": [s["id"] for s in specs],
+                    "reused": reused,
+                    "failed": failed,
+                },
+                indent=1,
+                default=str,
+            ),
+        )
+    return SweepResult(out, params, failed, reused)
+
+
+@contextlib.contextmanager
+def _lock(out: Path):
+    """One sweep at a time in a directory: two would compute the same points into the same place."""
+    path = out / ".lock"
+    with open(path, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            who = f.read().strip() or "another process"
+            raise SweepBusy(f"{out}: another sweep is running into this directory ({who})") from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()}")
+        f.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _report(show: bool, done: int, total: int, r: dict) -> None:
     if show:
-        state = "ok" if r["ok"] else f"FAILED: {r['error']}"
+        if not r["ok"]:
+            state = f"FAILED: {r['error']}"
+        elif r.get("reused"):
+            state = "reused (finished, same run id)"
+        elif r.get("recomputed"):
+            state = "ok (recomputed: its configuration, inputs or tailsim changed, or --force)"
+        else:
+            state = "ok"
         print(f"  [{done}/{total}] {r['id']}: {state}", file=sys.stderr)
 
 
-def _local(todo: list, workers: Optional[int], outcomes: dict, show: bool, total: int) -> None:
-    n = workers or os.cpu_count() or 1
-    done = total - len(todo)
+def _local(todo: list, workers: Optional[int], outcomes: dict, show: bool) -> None:
+    n = min(workers or os.cpu_count() or 1, len(todo))
     # "fork" where available: workers do not re-run the user's script (which "spawn" does, breaking scripts
     # without an `if __name__ == "__main__":` guard), and the simulator starts no threads of its own.
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-    with ProcessPoolExecutor(max_workers=n, mp_context=mp.get_context(method)) as pool:
+    pool = ProcessPoolExecutor(
+        max_workers=n, mp_context=mp.get_context(method), initializer=_worker_init, initargs=(os.getpid(),)
+    )
+    futs = []
+    try:
         futs = [pool.submit(_run_point, s) for s in todo]
-        for f in as_completed(futs):
+        for done, f in enumerate(as_completed(futs), 1):
             r = f.result()
             outcomes[r["id"]] = r
-            done += 1
-            _report(show, done, total, r)
+            _report(show, done, len(todo), r)
+    except BaseException:
+        # Ctrl-C (the workers got it too, from the terminal) or SIGTERM (only this process did): cancel what
+        # is queued, stop what runs, and wait for the workers to be gone.
+        for f in futs:
+            f.cancel()
+        _stop_workers(pool)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _dask(todo: list, workers: Optional[int], scheduler: Optional[str], outcomes: dict, show: bool, total: int) -> None:
+def _stop_workers(pool: ProcessPoolExecutor, grace: float = 5.0) -> None:
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for p in procs:
+        if p.is_alive():
+            try:
+                os.kill(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    for p in procs:
+        p.join(grace)
+        if p.is_alive():
+            p.kill()
+            p.join()
+
+
+def _dask(todo: list, workers: Optional[int], scheduler: Optional[str], outcomes: dict, show: bool) -> None:
     try:
         from dask.distributed import Client, LocalCluster, as_completed as dask_completed
     except ImportError as e:
@@ -236,14 +387,16 @@ def _dask(todo: list, workers: Optional[int], scheduler: Optional[str], outcomes
             n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True, dashboard_address=None
         )
         client = Client(cluster)
+    futs = []
     try:
-        done = total - len(todo)
         futs = client.map(_run_point, todo, pure=False, key=[f"tailsim-{s['id']}" for s in todo])
-        for f in dask_completed(futs):
+        for done, f in enumerate(dask_completed(futs), 1):
             r = f.result()
             outcomes[r["id"]] = r
-            done += 1
-            _report(show, done, total, r)
+            _report(show, done, len(todo), r)
+    except BaseException:
+        client.cancel(futs)
+        raise
     finally:
         client.close()
         if cluster is not None:

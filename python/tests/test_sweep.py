@@ -113,7 +113,7 @@ def test_killed_sweep_resumes_without_redoing_finished_points(tmp_path):
         assert p.stat().st_mtime_ns == t, f"{p.parent.name} was run again"
     assert len(res.flows) == 6 * 800
     # No temporary files left behind by the killed run are taken for results.
-    assert all(not n.name.startswith(".") for n in out.iterdir())
+    assert all(not n.name.startswith(".") or n.name == ".lock" for n in out.iterdir())
 
 
 def test_sweep_cli_and_plot(tmp_path):
@@ -130,7 +130,7 @@ def test_sweep_cli_and_plot(tmp_path):
         text=True,
     )
     assert r.returncode == 0, r.stderr
-    assert "4 points, 0 failed" in r.stdout
+    assert "4 points: 4 computed, 0 reused, 0 failed" in r.stdout
     png = tmp_path / "load.png"
     r = subprocess.run(
         [sys.executable, "-m", "tailsim", "plot", str(out), "--kind", "load", "--out", str(png)],
@@ -154,3 +154,47 @@ def test_changed_fixed_settings_do_not_reuse_stale_points(tmp_path):
     # Re-running the same sweep resumes: same point, nothing recomputed.
     c = tailsim.sweep(small_dict(60), grid, tmp_path / "s", set={"transport.kind": "dctcp"}, workers=1, progress=False)
     assert list(c.params["point"]) == list(b.params["point"])
+
+
+def test_a_sweep_recomputes_exactly_the_points_whose_referenced_file_changed(tmp_path):
+    # Two points: one reads a CDF file, one a built-in CDF. Editing the file recomputes the first only;
+    # --force (force=True) recomputes both; an unchanged re-run reuses both.
+    cdf = tmp_path / "sizes.txt"
+    cdf.write_text("1000 0\n20000 1\n")
+    base = small_dict(80)
+    grid = {"workload[0].cdf": [str(cdf), "websearch"]}
+    out = tmp_path / "s"
+    first = tailsim.sweep(base, grid, out, workers=2, progress=False)
+    assert not first.failed and first.reused == []
+    ids = dict(zip(first.params["workload[0].cdf"], first.params["point"]))
+    stamp = {k: (out / "points" / v / "summary.json").stat().st_mtime_ns for k, v in ids.items()}
+    old_id = first.result(ids[str(cdf)]).summary["run_id"]
+
+    again = tailsim.sweep(base, grid, out, workers=2, progress=False)
+    assert sorted(again.reused) == sorted(ids.values())
+
+    cdf.write_text("1000 0\n90000 1\n")  # larger flows: another result
+    edited = tailsim.sweep(base, grid, out, workers=2, progress=False)
+    assert edited.reused == [ids["websearch"]]
+    assert (out / "points" / ids["websearch"] / "summary.json").stat().st_mtime_ns == stamp["websearch"]
+    assert (out / "points" / ids[str(cdf)] / "summary.json").stat().st_mtime_ns != stamp[str(cdf)]
+    sizes = edited.result(ids[str(cdf)]).flows["size_bytes"]
+    assert sizes.max() > 20000, "the recomputed point still has the old file's sizes"
+    assert edited.result(ids[str(cdf)]).summary["run_id"] != old_id
+
+    forced = tailsim.sweep(base, grid, out, workers=2, progress=False, force=True)
+    assert forced.reused == []
+    assert (out / "points" / ids["websearch"] / "summary.json").stat().st_mtime_ns != stamp["websearch"]
+
+
+def test_run_id_names_the_referenced_files_contents(tmp_path):
+    cdf = tmp_path / "sizes.txt"
+    cdf.write_text("1000 0\n20000 1\n")
+    d = small_dict(40)
+    d["workload"][0]["cdf"] = str(cdf)
+    a = tailsim.run(d, tmp_path / "a", progress=False).summary
+    b = tailsim.run(d, tmp_path / "b", progress=False).summary
+    assert a["run_id"] == b["run_id"] and len(a["tailsim_build"]) == 16
+    cdf.write_text("1000 0\n20001 1\n")
+    c = tailsim.run(d, tmp_path / "c", progress=False).summary
+    assert c["run_id"] != a["run_id"]

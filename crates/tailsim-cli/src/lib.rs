@@ -49,12 +49,19 @@ enum Cmd {
         /// No progress line.
         #[arg(long, short)]
         quiet: bool,
+        /// Refuse a run estimated to need more memory than this, e.g. 64GB, or "none" (default: 90 % of
+        /// the machine's memory; also TAILSIM_MAX_MEMORY).
+        #[arg(long, value_name = "SIZE")]
+        max_memory: Option<String>,
     },
-    /// Validate an experiment file without running it.
+    /// Validate an experiment file without running it: reports everything `run` would refuse.
     Check {
         config: PathBuf,
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
+        /// As for `run`.
+        #[arg(long, value_name = "SIZE")]
+        max_memory: Option<String>,
     },
     /// Priority-class thresholds for a flow-size distribution (pFabric §6): the M/G/1 optimum and the
     /// equal-count split, with the model's mean normalized FCT for each.
@@ -132,22 +139,32 @@ pub fn main_with(args: Vec<String>, self_cmd: Vec<String>, stop_asked: &mut dyn 
         }
     };
     let res = match cli.cmd {
-        Cmd::Run { config, out, seed, sets, quiet } => match run(config, out, seed, sets, quiet, stop_asked) {
-            Ok(true) => return INTERRUPTED,
-            Ok(false) => Ok(()),
-            Err(e) => Err(e),
-        },
-        Cmd::Check { config, sets } => tailsim::load(&config, &sets)
-            .map(|e| {
-                out!(
-                    "{}: ok ({} hosts, {} switches, {} links)",
-                    config.display(),
-                    e.world.net.n_hosts(),
-                    e.world.net.switches.len(),
-                    e.world.net.ports.len() / 2
-                );
-            })
-            .map_err(|e| e.to_string()),
+        Cmd::Run { config, out, seed, sets, quiet, max_memory } => {
+            set_max_memory(max_memory);
+            match run(config, out, seed, sets, quiet, stop_asked) {
+                Ok(RunEnd::Interrupted) => return INTERRUPTED,
+                Ok(RunEnd::Stalled) => return 1,
+                Ok(RunEnd::Done) => Ok(()),
+                Err(e) => Err(e),
+            }
+        }
+        Cmd::Check { config, sets, max_memory } => {
+            set_max_memory(max_memory);
+            tailsim::load(&config, &sets)
+                .map(|e| {
+                    for w in &e.warnings {
+                        eprintln!("warning: {w}");
+                    }
+                    out!(
+                        "{}: ok ({} hosts, {} switches, {} links)",
+                        config.display(),
+                        e.world.net.n_hosts(),
+                        e.world.net.switches.len(),
+                        e.world.net.ports.len() / 2
+                    );
+                })
+                .map_err(|e| e.to_string())
+        }
         Cmd::Bench { scenario, list, time, in_process } => bench::main(scenario, list, time, in_process, &self_cmd),
         Cmd::Thresholds { cdf, load, classes } => thresholds(&cdf, load, classes),
         Cmd::Qjump { hosts, rate, packet, eps, f, epoch_factor, epoch, budget, fan_in } => {
@@ -228,11 +245,14 @@ fn run(
     mut sets: Vec<String>,
     quiet: bool,
     stop_asked: &mut dyn FnMut() -> bool,
-) -> Result<bool, String> {
+) -> Result<RunEnd, String> {
     if let Some(s) = seed {
         sets.push(format!("seed={s}"));
     }
     let mut exp = tailsim::load(&config, &sets).map_err(|e| e.to_string())?;
+    for w in &exp.warnings {
+        eprintln!("warning: {w}");
+    }
     let dir = out.unwrap_or_else(|| exp.default_out_dir(&sets));
     let show = !quiet && std::io::stderr().is_terminal();
     let mut meter = ProgressLine::new(&exp);
@@ -248,6 +268,18 @@ fn run(
         eprintln!();
     }
     exp.write_results(&dir, &summary).map_err(|e| format!("cannot write results to {}: {e}", dir.display()))?;
+    if summary.stop_reason == StopReason::Stalled {
+        eprintln!(
+            "error: stalled at {} simulated: for {:.0} s nothing progressed (no packet delivered, no flow started or \
+             finished) and {} of {} flows are unfinished — is a host cut off for good? Results so far in {}",
+            tailsim::units::Time::from_secs_f64(summary.simulated_seconds),
+            tailsim::sim::STALL.secs(),
+            summary.flows_started - summary.flows_finished,
+            summary.flows_started,
+            dir.display()
+        );
+        return Ok(RunEnd::Stalled);
+    }
     if summary.stop_reason == StopReason::Interrupted {
         eprintln!(
             "interrupted at {} simulated ({} of {} flows finished): partial results in {}",
@@ -256,11 +288,25 @@ fn run(
             summary.flows_started,
             dir.display()
         );
-        return Ok(true);
+        return Ok(RunEnd::Interrupted);
     }
     print_summary(&summary);
     out!("results: {}", dir.display());
-    Ok(false)
+    Ok(RunEnd::Done)
+}
+
+/// How a run that wrote its results ended.
+enum RunEnd {
+    Done,
+    Interrupted,
+    Stalled,
+}
+
+/// `--max-memory`: the limit the configuration's checks apply (config/limits.rs reads TAILSIM_MAX_MEMORY).
+fn set_max_memory(v: Option<String>) {
+    if let Some(v) = v {
+        std::env::set_var("TAILSIM_MAX_MEMORY", v);
+    }
 }
 
 /// A one-line live status: simulated time, speed, flows, ETA.

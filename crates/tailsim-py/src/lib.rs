@@ -76,18 +76,29 @@ fn json_to_toml(v: serde_json::Value, key: &str) -> Result<toml::Value, String> 
 /// Validate a configuration; returns a short description of the fabric.
 #[pyfunction]
 #[pyo3(signature = (kind, text, origin, base_dir, sets))]
-fn check(kind: &str, text: &str, origin: &str, base_dir: &str, sets: Vec<String>) -> PyResult<String> {
+fn check(kind: &str, text: &str, origin: &str, base_dir: &str, sets: Vec<String>) -> PyResult<(String, Vec<String>)> {
     let e = build(kind, text, origin, base_dir, &sets)?;
     let n = &e.world.net;
-    Ok(format!("{} hosts, {} switches, {} links", n.n_hosts(), n.switches.len(), n.ports.len() / 2))
+    Ok((format!("{} hosts, {} switches, {} links", n.n_hosts(), n.switches.len(), n.ports.len() / 2), e.warnings))
+}
+
+/// The run id an experiment would have (`Experiment::run_id`: version, build, resolved configuration and the
+/// contents of every file it references), without running it. A sweep compares it with a finished point's.
+#[pyfunction]
+#[pyo3(signature = (kind, text, origin, base_dir, sets))]
+fn run_id(py: Python<'_>, kind: &str, text: &str, origin: &str, base_dir: &str, sets: Vec<String>) -> PyResult<String> {
+    let e = build(kind, text, origin, base_dir, &sets)?;
+    Ok(py.allow_threads(|| e.run_id()))
 }
 
 /// Run an experiment and write its results directory. Returns (summary JSON, resolved out dir).
 ///
 /// `progress`, if given, is called about twice a second with a dict (simulated seconds, events, flows,
-/// fraction done or None); returning False, or a pending KeyboardInterrupt, stops the run early.
+/// fraction done or None); returning False, or a pending KeyboardInterrupt, stops the run early: what was
+/// simulated is written (marked interrupted) unless `keep_partial` is false (a sweep's point, which is
+/// either finished or not there).
 #[pyfunction]
-#[pyo3(signature = (kind, text, origin, base_dir, sets, out_dir=None, progress=None))]
+#[pyo3(signature = (kind, text, origin, base_dir, sets, out_dir=None, progress=None, keep_partial=true))]
 #[allow(clippy::too_many_arguments)] // the Python signature, keyword arguments included
 fn run(
     py: Python<'_>,
@@ -98,6 +109,7 @@ fn run(
     sets: Vec<String>,
     out_dir: Option<String>,
     progress: Option<PyObject>,
+    keep_partial: bool,
 ) -> PyResult<(String, String)> {
     let mut exp = build(kind, text, origin, base_dir, &sets)?;
     let dir = out_dir.map_or_else(|| exp.default_out_dir(&sets), PathBuf::from);
@@ -141,6 +153,9 @@ fn run(
         })
     });
     let summary = result.map_err(SimulationError::new_err)?;
+    if let (Some(e), false) = (&interrupted, keep_partial) {
+        return Err(e.clone_ref(py));
+    }
     // Stopped by Ctrl-C or by the callback: what was simulated is written (marked interrupted) before the
     // exception goes on.
     py.allow_threads(|| exp.write_results(&dir, &summary))
@@ -251,6 +266,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_id, m)?)?;
     m.add_function(wrap_pyfunction!(cli, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_cdfs, m)?)?;
     m.add_function(wrap_pyfunction!(cdf_sample, m)?)?;

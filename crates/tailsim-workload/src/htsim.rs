@@ -43,6 +43,12 @@ type Counted = Option<(u64, usize)>;
 
 /// Parses an htsim connection matrix into flows, in file order.
 pub fn parse_cm(text: &str, origin: &str) -> Result<Vec<TraceFlow>, WorkloadError> {
+    parse_cm_nodes(text, origin).map(|(flows, _)| flows)
+}
+
+/// Parses an htsim connection matrix into flows and its `Nodes` count, with that line's number (checked
+/// against the topology by the caller: a matrix written for another fabric must not pass).
+pub fn parse_cm_nodes(text: &str, origin: &str) -> Result<(Vec<TraceFlow>, (u64, usize)), WorkloadError> {
     let at = |n: usize, msg: String| WorkloadError::at_line(origin, n, msg);
     let (mut nodes, mut conns, mut triggers): (Counted, Counted, Counted) = (None, None, None);
     let mut trigger_lines = 0u64;
@@ -81,7 +87,7 @@ pub fn parse_cm(text: &str, origin: &str) -> Result<Vec<TraceFlow>, WorkloadErro
         }
     }
 
-    let (nodes, _) = nodes.ok_or_else(|| WorkloadError::whole(origin, "missing \"Nodes N\" line"))?;
+    let (nodes, nodes_line) = nodes.ok_or_else(|| WorkloadError::whole(origin, "missing \"Nodes N\" line"))?;
     let (declared, n) = conns.ok_or_else(|| WorkloadError::whole(origin, "missing \"Connections N\" line"))?;
     if declared != flows.len() as u64 {
         return Err(at(n, format!("says {declared} connections but the file has {}", flows.len())));
@@ -99,7 +105,7 @@ pub fn parse_cm(text: &str, origin: &str) -> Result<Vec<TraceFlow>, WorkloadErro
             ));
         }
     }
-    Ok(flows.into_iter().map(|(_, f)| f).collect())
+    Ok((flows.into_iter().map(|(_, f)| f).collect(), (nodes, nodes_line)))
 }
 
 /// The value of a `Keyword N` header line.

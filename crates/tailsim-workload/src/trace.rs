@@ -54,12 +54,20 @@ pub struct TraceFlow {
 /// ([`parse_trace_csv`]), `.cm` ([`crate::htsim::parse_cm`]) or `.flows`
 /// ([`crate::htsim::parse_flows`]).
 pub fn read_trace(path: &Path) -> Result<Vec<TraceFlow>, WorkloadError> {
+    read_trace_nodes(path).map(|(flows, _)| flows)
+}
+
+/// A trace's flows, with the number of hosts the file declares and on which line (htsim's `Nodes N`).
+pub type TraceWithNodes = (Vec<TraceFlow>, Option<(u64, usize)>);
+
+/// As `read_trace`, with the number of hosts the file declares, if it does.
+pub fn read_trace_nodes(path: &Path) -> Result<TraceWithNodes, WorkloadError> {
     let origin = path.display().to_string();
     let ext = path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase());
-    let parse: fn(&str, &str) -> Result<Vec<TraceFlow>, WorkloadError> = match ext.as_deref() {
-        Some("csv") => parse_trace_csv,
-        Some("cm") => crate::htsim::parse_cm,
-        Some("flows") => crate::htsim::parse_flows,
+    let parse: fn(&str, &str) -> Result<TraceWithNodes, WorkloadError> = match ext.as_deref() {
+        Some("csv") => |t, o| parse_trace_csv(t, o).map(|f| (f, None)),
+        Some("cm") => |t, o| crate::htsim::parse_cm_nodes(t, o).map(|(f, n)| (f, Some(n))),
+        Some("flows") => |t, o| crate::htsim::parse_flows(t, o).map(|f| (f, None)),
         _ => {
             return Err(WorkloadError::whole(
                 &origin,

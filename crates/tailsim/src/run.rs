@@ -65,11 +65,13 @@ impl Serialize for DropCounts {
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
     pub name: String,
-    /// Names the run's settings: the resolved configuration and the tailsim version (runs alike share it).
+    /// Names everything that determines the results (see `Experiment::run_id`): runs alike share it.
     /// Every table of a results directory carries it (parquet metadata `tailsim.run_id`), and summary.json
     /// lists each table's size (`files`), so that `tailsim.load` can tell a table of another run.
     pub run_id: String,
     pub tailsim_version: String,
+    /// The build: a hash of the simulator's sources and Cargo.lock (build.rs).
+    pub tailsim_build: String,
     pub seed: u64,
     pub stop_reason: StopReason,
     pub simulated_seconds: f64,
@@ -216,6 +218,7 @@ impl Experiment {
             name: self.name.clone(),
             run_id: self.run_id(),
             tailsim_version: env!("CARGO_PKG_VERSION").to_string(),
+            tailsim_build: env!("TAILSIM_BUILD").to_string(),
             seed: self.seed,
             stop_reason: stop,
             simulated_seconds: w.now.secs(),
@@ -351,10 +354,23 @@ impl Experiment {
         ]
     }
 
-    /// The run's id: FNV-1a of the resolved configuration and the version, in hex.
+    /// The run's id: FNV-1a, in hex, of everything that determines its results: the tailsim version and
+    /// build (a hash of the simulator's sources and Cargo.lock, see build.rs), the resolved configuration, and
+    /// the contents of every file it references. Two runs share it exactly when they must give the same
+    /// results; a sweep reuses a finished point only if its id is the one the point would have now.
     pub fn run_id(&self) -> String {
-        let text = format!("{}\n{}", env!("CARGO_PKG_VERSION"), toml::to_string(&self.resolved).unwrap_or_default());
-        let h = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+        let fnv = |h: u64, bytes: &[u8]| bytes.iter().fold(h, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+        let text = format!(
+            "{}\n{}\n{}",
+            env!("CARGO_PKG_VERSION"),
+            env!("TAILSIM_BUILD"),
+            toml::to_string(&self.resolved).unwrap_or_default()
+        );
+        let mut h = fnv(0xcbf2_9ce4_8422_2325, text.as_bytes());
+        for p in &self.inputs {
+            // A file read at build time and gone since: its absence changes the id too.
+            h = fnv(h, &std::fs::read(p).unwrap_or_else(|_| b"\0missing".to_vec()));
+        }
         format!("{h:016x}")
     }
 

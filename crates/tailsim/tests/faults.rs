@@ -81,3 +81,26 @@ fn a_degraded_link_carries_packets_at_its_new_rate() {
     let err = config_error(&pair("[[fault]]\nat = \"0us\"\nlink = [\"leaf0\", \"spine0\"]\nrate = \"0Gbps\"", "1B"));
     assert!(err.contains("fault[0].rate") && err.contains("positive"), "{err}");
 }
+
+#[test]
+fn a_host_cut_off_for_good_is_warned_of_and_the_run_stops_as_stalled() {
+    // Host 0's only link goes down for good at 100 µs with no stop time: flows to and from it retransmit
+    // forever. `check` warns; the run stops once nothing has progressed for sim::STALL, not at u64 overflow.
+    let down = "[[fault]]\nat = \"100us\"\nlink = [\"0\", \"leaf0\"]\nstate = \"down\"\n";
+    let mut e = exp(&pair(down, "5MB"));
+    assert_eq!(e.warnings.len(), 1, "{:?}", e.warnings);
+    assert!(e.warnings[0].contains("host 0 is cut off for good"), "{}", e.warnings[0]);
+    let s = e.run(&mut |_| {}).unwrap();
+    assert_eq!(s.stop_reason, tailsim::StopReason::Stalled);
+    assert_eq!(s.flows_finished, 0);
+    // Stopped within a few polls of the stall's start, not at the end of time.
+    assert!(s.simulated_seconds > tailsim::sim::STALL.secs() && s.simulated_seconds < 1e6, "{}", s.simulated_seconds);
+
+    // The link back up after 1 ms: no warning, and the flow finishes.
+    let (e, s) = run(&pair(&format!("{down}duration = \"1ms\"\n"), "5MB"));
+    assert!(e.warnings.is_empty(), "{:?}", e.warnings);
+    assert_eq!((s.stop_reason, s.flows_finished), (tailsim::StopReason::Finished, 1));
+    // A stop time: the run ends there, no warning either.
+    let e = exp(&pair(&format!("{down}[stop]\ntime = \"5ms\"\n"), "5MB"));
+    assert!(e.warnings.is_empty());
+}

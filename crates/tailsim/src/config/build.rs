@@ -33,12 +33,23 @@ pub struct Experiment {
     pub flow_level: bool,
     /// The fully resolved configuration (preset and overrides applied), echoed into summary.json.
     pub resolved: toml::Table,
+    /// Every file the configuration references (CDFs, traces, topology and htsim files), in the order read:
+    /// their contents are part of the run's id.
+    pub inputs: Vec<std::path::PathBuf>,
+    /// What will go wrong though the configuration is valid (e.g. a host cut off for good with no
+    /// `stop.time`): `check` and `run` print them.
+    pub warnings: Vec<String>,
 }
 
 pub(super) type R<T> = Result<T, ConfigError>;
 
 pub(super) struct Ctx<'a> {
     src: &'a Source,
+    /// The files referenced so far (see `Experiment::inputs`).
+    inputs: std::cell::RefCell<Vec<std::path::PathBuf>>,
+    /// The run has a stop condition (`stop.time` or `stop.max_events`): a workload too large to finish is
+    /// then cut, not refused.
+    pub(super) stopped: bool,
 }
 
 impl Ctx<'_> {
@@ -55,13 +66,12 @@ impl Ctx<'_> {
     pub(super) fn need<T: Clone>(&self, v: &Option<T>, key: &str, what: &str) -> R<T> {
         v.clone().ok_or_else(|| self.err(key, format!("missing: expected {what}")))
     }
+    /// A referenced file's path (relative ones from the experiment file's directory), recorded as an input.
     pub(super) fn path(&self, p: &str) -> std::path::PathBuf {
         let p = Path::new(p);
-        if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            self.src.base_dir.join(p)
-        }
+        let p = if p.is_absolute() { p.to_path_buf() } else { self.src.base_dir.join(p) };
+        self.inputs.borrow_mut().push(p.clone());
+        p
     }
 }
 
@@ -124,8 +134,16 @@ fn topology(c: &Ctx, t: &TopologyCfg, switch_delay: Option<Time>) -> R<TopologyS
     }
     let sd = switch_delay.unwrap_or(Time::ZERO);
     let positive = |v: u32, key: &str| if v == 0 { Err(c.err(key, "must be at least 1")) } else { Ok(v) };
+    let fits = |key: &str, (hosts, switches, links): (u64, u64, u64)| {
+        super::limits::check_fabric(c, key, super::limits::Footprint { hosts, switches, links })
+    };
     match kind.as_str() {
-        "leaf-spine" => Ok(LeafSpine {
+        "leaf-spine" => Ok({
+            if let (Some(l), Some(s), Some(h)) = (t.leaves, t.spines, t.hosts_per_leaf) {
+                let (l, s, h) = (l as u64, s as u64, h as u64);
+                fits("topology", (l * h, l + s, l * h + l * s))?;
+            }
+            LeafSpine {
             leaves: positive(c.need(&t.leaves, "topology.leaves", "a number of leaf switches")?, "topology.leaves")?,
             spines: positive(c.need(&t.spines, "topology.spines", "a number of spine switches")?, "topology.spines")?,
             hosts_per_leaf: positive(
@@ -138,7 +156,8 @@ fn topology(c: &Ctx, t: &TopologyCfg, switch_delay: Option<Time>) -> R<TopologyS
             core_delay: t.core_delay.map_or(Time::ZERO, |d| d.0),
             switch_delay: sd,
         }
-        .spec()),
+        .spec()
+        }),
         "fat-tree" => {
             let rate = t.rate.map(|r| r.0);
             let tier_rate = |v: Option<super::units::Rate>, key: &str| {
@@ -158,6 +177,8 @@ fn topology(c: &Ctx, t: &TopologyCfg, switch_delay: Option<Time>) -> R<TopologyS
                         return Err(c.err("topology.k", format!("must be an even number ≥ 2, found {k}")));
                     }
                     let r = c.need(&rate, "topology.rate", "the link rate, e.g. \"100Gbps\"")?;
+                    let k64 = k as u64;
+                    fits("topology.k", (k64 * k64 * k64 / 4, k64 * k64 * 5 / 4, k64 * k64 * k64 * 3 / 4))?;
                     FatTree::k_ary(k, r, delay, sd)
                 }
                 (None, _) => {
@@ -174,6 +195,7 @@ fn topology(c: &Ctx, t: &TopologyCfg, switch_delay: Option<Time>) -> R<TopologyS
             ft.tiers[0].down_rate = tier_rate(t.edge_rate, "topology.edge_rate")?;
             ft.tiers[1].down_rate = tier_rate(t.agg_rate, "topology.agg_rate")?;
             ft.tiers[2].down_rate = tier_rate(t.core_rate, "topology.core_rate")?;
+            fits("topology", ft.counts())?;
             ft.spec().map_err(|m| c.err("topology", m))
         }
         "htsim" => {
@@ -182,6 +204,9 @@ fn topology(c: &Ctx, t: &TopologyCfg, switch_delay: Option<Time>) -> R<TopologyS
                 .map_err(|e| c.err("topology.path", format!("cannot read {p}: {e}")))?;
             let topo = tailsim_workload::parse_topo(&text, &p).map_err(|e| c.err("topology.path", e.to_string()))?;
             let shape = topo.fat_tree_shape().map_err(|e| c.err("topology.path", e.to_string()))?;
+            let [p, h, e, a, k] =
+                [shape.pods, shape.hosts_per_edge, shape.edges_per_pod, shape.aggs_per_pod, shape.cores].map(u64::from);
+            fits("topology.path", (p * e * h, p * e + p * a + k, p * e * h + p * e * a + p * k))?;
             let tier = |i: usize| {
                 let t = &topo.tier[i];
                 Tier {
@@ -352,7 +377,8 @@ pub(super) fn node_named<'a>(mut switches: impl Iterator<Item = &'a str>, hosts:
 const PIAS_ECN_K: u64 = 22_500;
 
 pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Experiment> {
-    let c = Ctx { src };
+    let stopped = cfg.stop.time.is_some() || cfg.stop.max_events.is_some();
+    let c = Ctx { src, inputs: Default::default(), stopped };
     let sw = &cfg.switch;
     let mut spec = topology(&c, &cfg.topology, sw.delay.map(|d| d.0))?;
     remove_links(&c, &cfg.topology, &mut spec)?;
@@ -410,6 +436,22 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
             ))
         }
     };
+    // A threshold the queue can never reach marks nothing: DCTCP would silently run as plain TCP.
+    let room = match buffer {
+        BufferPolicy::PerPort(b) => Some((b, "switch.buffer")),
+        BufferPolicy::Shared { total, .. } => Some((total, "switch.shared_buffer")),
+        BufferPolicy::Unlimited => None,
+    };
+    if let (Some((room, by)), Some(&k)) = (room, ecn_k.iter().filter(|&&k| k != u64::MAX).max()) {
+        if k > room {
+            return Err(c.err(
+                "switch.ecn_threshold",
+                format!(
+                    "{k} B can never be reached: a queue holds at most {room} B ({by}), so nothing would be marked"
+                ),
+            ));
+        }
+    }
     let ecn_mode = match sw.ecn_mode.as_deref().unwrap_or(if pias { "per-port" } else { "per-class" }) {
         "per-class" => EcnMode::PerClass,
         "per-port" => EcnMode::PerPort,
@@ -694,6 +736,7 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
             }
         }
     }
+    let warnings = if stopped { Vec::new() } else { cut_off_for_good(&spec, &faults, &cfg.fault) };
     // Thresholds derived from the workload use the first Poisson workload with a size distribution.
     let dist = generators.iter().zip(&cfg.workload).find_map(|(g, w)| match g {
         Generator::Poisson { sizes: Sizes::Cdf(cdf), .. } => Some((cdf.as_ref(), w.load.unwrap_or(0.0))),
@@ -737,6 +780,22 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
     let name = cfg.name.clone().unwrap_or_else(|| {
         Path::new(&src.origin).file_stem().map_or("experiment".into(), |s| s.to_string_lossy().into_owned())
     });
+    // The name is the default results directory's last component (`results/<name>`): one plain name, so
+    // that a run can neither write into `results/` itself nor outside it.
+    if name.is_empty()
+        || name == "."
+        || name == ".."
+        || name.contains(['/', '\\', '\0'])
+        || name.chars().any(char::is_control)
+    {
+        return Err(c.err(
+            "name",
+            format!(
+                "{name:?} is not a plain name: the default results directory is results/<name>, so it must be \
+                     one path component (no '/', not empty, not \".\" or \"..\")"
+            ),
+        ));
+    }
     let mut world = World::new(net, transport, generators, faults, fr, warmup, sample_every);
     world.flow_class = flow_class;
     Ok(Experiment {
@@ -750,5 +809,30 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         warmup,
         flow_level: kind == "ideal",
         resolved,
+        inputs: c.inputs.into_inner(),
+        warnings,
     })
+}
+
+/// Hosts whose only link goes down and never comes back, in a run with no stop time: their flows cannot
+/// finish, and the run ends only when the stall detector stops it (sim::STALL).
+fn cut_off_for_good(spec: &TopologySpec, faults: &[Fault], cfgs: &[FaultCfg]) -> Vec<String> {
+    let mut out = Vec::new();
+    for h in 0..spec.hosts {
+        let links: Vec<_> = spec.links.iter().filter(|l| l.a.0 == h || l.b.0 == h).collect();
+        let [l] = links[..] else { continue };
+        let same = |f: &&Fault| (f.a == l.a && f.b == l.b) || (f.a == l.b && f.b == l.a);
+        let last = faults.iter().filter(same).filter(|f| f.up.is_some()).max_by_key(|f| f.at);
+        if let Some(f) = last.filter(|f| f.up == Some(false)) {
+            let i = cfgs.iter().position(|c| c.at.0 == f.at).map_or(String::new(), |i| format!("fault[{i}]: "));
+            out.push(format!(
+                "{i}host {h} is cut off for good (its only link goes down at {} and never comes back) and there is \
+                 no stop.time: its flows cannot finish, and the run will be stopped as stalled after {:.0} s \
+                 without progress",
+                f.at,
+                crate::sim::STALL.secs()
+            ));
+        }
+    }
+    out
 }

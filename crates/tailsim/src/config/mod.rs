@@ -4,6 +4,7 @@
 mod build;
 mod homa;
 mod jobs;
+mod limits;
 mod linkguardian;
 mod mechanisms;
 mod presets;

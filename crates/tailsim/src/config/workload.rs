@@ -1,6 +1,7 @@
 //! The `[[workload]]` tables: from each to a traffic generator (traffic/), with every value checked.
 
 use super::build::{only_applicable, Ctx, R};
+use super::limits;
 use super::schema::WorkloadCfg;
 use crate::engine::Rng;
 use crate::metrics::Framing;
@@ -201,6 +202,13 @@ pub(super) fn generator(
         only_applicable(c, &key, &kind, &set, allowed)?;
     }
     let start = w.start.map_or(Time::ZERO, |d| d.0);
+    // An empty workload runs and reports a table of NaN: refuse it here.
+    if let Some(u) = w.until.filter(|u| u.0 <= start) {
+        return Err(c.err(&k("until"), format!("{} is not after `start` ({start}): no arrival could come", u.0)));
+    }
+    if w.flows == Some(0) {
+        return Err(c.err(&k("flows"), "must be at least 1 (an empty workload measures nothing)"));
+    }
     if hosts < 2 {
         return Err(c.err(&key, "a workload needs at least two hosts"));
     }
@@ -224,6 +232,16 @@ pub(super) fn generator(
             let (mean_s, mean_pkts) = sizes.means(fr.mss);
             let wire = mean_s + mean_pkts * (fr.header + fr.wire_overhead) as f64;
             let per_host_per_ps = load * host_rate.0 as f64 / (8.0 * wire) * 1e-12;
+            // Flows to come: `flows`, or the arrivals until `until`, whichever is fewer.
+            let by_time = w.until.map(|u| (u.0 .0 - start.0) as f64 * per_host_per_ps * hosts as f64);
+            let n = match (w.flows, by_time) {
+                (Some(f), Some(t)) => (f as f64).min(t),
+                (Some(f), None) => f as f64,
+                (None, t) => t.unwrap_or(0.0),
+            };
+            let n_key = if w.flows.is_some() { k("flows") } else { k("until") };
+            limits::check_memory(c, &n_key, (n * limits::FLOW_BYTES as f64) as u64, &format!("{n:.0} flows"))?;
+            limits::check_work(c, &key, c.stopped, Some(sizes.max_bytes()), n * mean_pkts, host_rate)?;
             let pattern = match w.pattern.as_deref().unwrap_or("all-to-all") {
                 "all-to-all" => Pattern::AllToAll,
                 "permutation" => Pattern::Permutation(Generator::derangement(
@@ -261,15 +279,22 @@ pub(super) fn generator(
             }
             let dst = w.dst.map(|d| check_host(d, "dst")).transpose()?;
             let count = w.count.unwrap_or(1);
+            if count == 0 {
+                return Err(c.err(&k("count"), "must be at least 1 (an empty workload measures nothing)"));
+            }
             let interval = w.interval.map(|d| d.0).unwrap_or(Time::ZERO);
             if count > 1 && interval == Time::ZERO {
                 return Err(c.err(&k("interval"), "missing: repeated incasts need an interval"));
             }
+            let sizes = sizes(c, w, &key)?;
+            let n = count as f64 * senders as f64;
+            limits::check_memory(c, &k("count"), (n * limits::FLOW_BYTES as f64) as u64, &format!("{n:.0} flows"))?;
+            limits::check_work(c, &key, c.stopped, Some(sizes.max_bytes()), n * sizes.means(fr.mss).1, host_rate)?;
             Ok(Generator::Incast {
                 hosts,
                 senders,
                 dst,
-                sizes: sizes(c, w, &key)?,
+                sizes,
                 next_at: start,
                 interval,
                 remaining: count,
@@ -297,7 +322,24 @@ pub(super) fn generator(
         }
         "trace" => {
             let p = c.need(&w.path, &k("path"), "a flow trace (.csv, htsim .cm or .flows)")?;
-            let mut flows = tailsim_workload::read_trace(&c.path(&p)).map_err(|e| c.err(&k("path"), e.to_string()))?;
+            let (mut flows, nodes) =
+                tailsim_workload::read_trace_nodes(&c.path(&p)).map_err(|e| c.err(&k("path"), e.to_string()))?;
+            if let Some((n, line)) = nodes.filter(|&(n, _)| n != hosts as u64) {
+                return Err(c.err(
+                    &k("path"),
+                    format!(
+                        "{p}:{line}: \"Nodes {n}\" but the topology has {hosts} hosts (a matrix for another fabric?)"
+                    ),
+                ));
+            }
+            if flows.is_empty() {
+                return Err(c.err(&k("path"), format!("{p}: no flows: an empty workload measures nothing")));
+            }
+            let packets = flows.iter().map(|f| f.size_bytes.div_ceil(fr.mss) as f64).sum::<f64>();
+            let max = flows.iter().map(|f| f.size_bytes).max();
+            let n = flows.len() as u64;
+            limits::check_memory(c, &k("path"), n * limits::FLOW_BYTES, &format!("{n} flows"))?;
+            limits::check_work(c, &k("path"), c.stopped, max, packets, host_rate)?;
             for (j, f) in flows.iter_mut().enumerate() {
                 if f.src >= hosts || f.dst >= hosts {
                     return Err(c.err(

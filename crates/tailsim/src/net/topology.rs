@@ -105,6 +105,14 @@ impl FatTree {
         }
     }
 
+    /// (hosts, switches, links), counted in 64 bits before anything is built.
+    pub fn counts(&self) -> (u64, u64, u64) {
+        let [p, h, e, a, c] =
+            [self.pods, self.hosts_per_edge, self.edges_per_pod, self.aggs_per_pod, self.cores].map(u64::from);
+        let hosts = p * e * h;
+        (hosts, p * e + p * a + c, hosts + p * e * a + p * c)
+    }
+
     pub fn spec(&self) -> Result<TopologySpec, String> {
         if self.aggs_per_pod == 0 || !self.cores.is_multiple_of(self.aggs_per_pod) {
             return Err(format!(

@@ -37,7 +37,15 @@ pub enum StopReason {
     EventBudget,
     /// The progress callback asked to stop (e.g. Ctrl-C).
     Interrupted,
+    /// Nothing could make progress: for `STALL` of simulated time no packet reached its destination and no
+    /// flow started or finished, yet events went on (timers retransmitting into a link that is down for good,
+    /// say). Only without `stop.time`: such a run would otherwise never end.
+    Stalled,
 }
+
+/// How long a run without `stop.time` may go without any delivery, flow start or flow end before it is
+/// stopped as stalled: far longer than any retransmission timeout or gap of a datacenter workload.
+pub const STALL: Time = Time(600_000_000_000_000);
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StopAt {
@@ -169,6 +177,8 @@ impl World {
     pub fn run(&mut self, stop: StopAt, on_progress: &mut dyn FnMut(&Progress) -> bool) -> StopReason {
         let limit = stop.time.unwrap_or(Time::MAX);
         let budget = stop.max_events.unwrap_or(u64::MAX);
+        // Progress as of the last poll, and when it last changed (stall detection, polled like the callback).
+        let mut mark = (self.progress_signature(), self.now);
         loop {
             if self.ev.processed() >= budget {
                 return StopReason::EventBudget;
@@ -187,10 +197,26 @@ impl World {
             let (t, e) = self.ev.pop().expect("peeked");
             self.now = t;
             self.dispatch(e);
-            if self.ev.processed() & 0xFFFF == 0 && !on_progress(&self.progress()) {
-                return StopReason::Interrupted;
+            if self.ev.processed() & 0xFFFF == 0 {
+                if !on_progress(&self.progress()) {
+                    return StopReason::Interrupted;
+                }
+                if stop.time.is_none() {
+                    let sig = self.progress_signature();
+                    if sig != mark.0 {
+                        mark = (sig, self.now);
+                    } else if self.now.0 - mark.1 .0 > STALL.0 {
+                        return StopReason::Stalled;
+                    }
+                }
             }
         }
+    }
+
+    /// What changes whenever a run makes progress: packets delivered, flows started and finished.
+    fn progress_signature(&self) -> (u64, usize, u64) {
+        let delivered = self.pk.ended.iter().map(|o| o[crate::net::ledger::Fate::Delivered as usize]).sum();
+        (delivered, self.records.len(), self.flows_finished)
     }
 
     fn dispatch(&mut self, e: Event) {

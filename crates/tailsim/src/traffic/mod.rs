@@ -41,6 +41,14 @@ impl Sizes {
             Sizes::Choice(v) => v.iter().copied().min().unwrap_or(0),
         }
     }
+    /// The largest size it can draw.
+    pub fn max_bytes(&self) -> u64 {
+        match self {
+            Sizes::Cdf(c) => c.max_bytes(),
+            Sizes::Fixed(s) => *s,
+            Sizes::Choice(v) => v.iter().copied().max().unwrap_or(0),
+        }
+    }
     /// E[S] and E[⌈S/mss⌉].
     pub fn means(&self, mss: u64) -> (f64, f64) {
         match self {
