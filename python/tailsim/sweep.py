@@ -32,6 +32,7 @@ import os
 import shutil
 import signal
 import sys
+import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -300,16 +301,22 @@ def sweep(
 
 
 @contextlib.contextmanager
-def _lock(out: Path):
-    """One sweep at a time in a directory: two would compute the same points into the same place."""
+def _lock(out: Path, wait: float = 5.0):
+    """One sweep at a time in a directory: two would compute the same points into the same place. A sweep that
+    was just killed may hold it a moment longer (its workers stop at their next poll), hence the wait."""
     path = out / ".lock"
     with open(path, "a+") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.seek(0)
-            who = f.read().strip() or "another process"
-            raise SweepBusy(f"{out}: another sweep is running into this directory ({who})") from None
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    f.seek(0)
+                    who = f.read().strip() or "another process"
+                    raise SweepBusy(f"{out}: another sweep is running into this directory ({who})") from None
+                time.sleep(0.1)
         f.seek(0)
         f.truncate()
         f.write(f"pid {os.getpid()}")

@@ -167,10 +167,10 @@ def _marked(mark: str) -> list[int]:
     return pids
 
 
-def _sweep_file(tmp_path, out) -> "os.PathLike":
+def _sweep_file(tmp_path, out, points: int = 4) -> "os.PathLike":
     f = tmp_path / "s.toml"
     f.write_text(
-        f'base = "{EXAMPLE}"\nout = "{out}"\nworkers = 2\n[grid]\nseed = [1, 2, 3, 4]\n'
+        f'base = "{EXAMPLE}"\nout = "{out}"\nworkers = 2\n[grid]\nseed = {list(range(1, points + 1))}\n'
         f'[set]\n"workload[0].flows" = {SWEEP_FLOWS}\n'
     )
     return f
@@ -272,7 +272,8 @@ def test_a_sweep_whose_parent_is_signalled_leaves_no_worker(tmp_path, sig):
 
 def test_one_sweep_at_a_time_in_a_directory(tmp_path):
     out = tmp_path / "s"
-    proc = _start_sweep(_sweep_file(tmp_path, out), f"lock-{time.time_ns()}")
+    # 24 points of about a second on 2 workers: still running after the 5 s a second sweep waits for the lock.
+    proc = _start_sweep(_sweep_file(tmp_path, out, points=24), f"lock-{time.time_ns()}")
     try:
         _wait_first_point(out, proc)
         with pytest.raises(tailsim.SweepBusy, match="another sweep is running into this directory"):

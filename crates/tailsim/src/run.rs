@@ -2,7 +2,9 @@
 
 use crate::config::{Experiment, OutputFormat};
 use crate::metrics::latency::LatencySummary;
-use crate::metrics::output::{write_atomic, write_csv, write_parquet, Column};
+use crate::metrics::output::{
+    write_atomic, write_csv, write_csv_chunked, write_parquet, write_parquet_chunked, Column, CHUNK_ROWS,
+};
 use crate::metrics::{deadline_stats, summarize, BucketStats, DeadlineStats};
 use crate::net::ledger::{Fate, Origin};
 use crate::net::port::DropReason;
@@ -277,7 +279,12 @@ impl Experiment {
 
     /// The per-flow table.
     pub fn flow_columns(&self) -> Vec<Column> {
-        let r = &self.world.records;
+        self.flow_columns_of(0..self.world.records.len())
+    }
+
+    /// The per-flow table's rows `rows` (the table is written in chunks of these).
+    pub fn flow_columns_of(&self, rows: std::ops::Range<usize>) -> Vec<Column> {
+        let r = &self.world.records[rows];
         let ps = |f: &dyn Fn(&crate::metrics::FlowRecord) -> i64| r.iter().map(f).collect::<Vec<i64>>();
         let fl = |f: &dyn Fn(&crate::metrics::FlowRecord) -> f64| r.iter().map(f).collect::<Vec<f64>>();
         vec![
@@ -445,6 +452,23 @@ impl Experiment {
     fn write_tables(&self, dir: &Path, summary: &Summary) -> io::Result<()> {
         // One table at a time, each built just before it is written (a flows table can be large).
         let mut files = serde_json::Map::new();
+        // The flows table in chunks: its columns never exist whole besides the records (docs/performance.md).
+        let flows = self.world.records.len();
+        let path = dir.join(match self.format {
+            OutputFormat::Parquet => "flows.parquet",
+            OutputFormat::Csv => "flows.csv",
+        });
+        let header = self.flow_columns_of(0..0);
+        let mut chunks = |emit: &mut dyn FnMut(&[Column]) -> io::Result<()>| {
+            (0..flows)
+                .step_by(CHUNK_ROWS)
+                .try_for_each(|lo| emit(&self.flow_columns_of(lo..flows.min(lo + CHUNK_ROWS))))
+        };
+        match self.format {
+            OutputFormat::Parquet => write_parquet_chunked(&path, "flows", &summary.run_id, &header, &mut chunks)?,
+            OutputFormat::Csv => write_csv_chunked(&path, &header, &mut chunks)?,
+        }
+        files.insert(path.file_name().unwrap().to_string_lossy().into_owned(), std::fs::metadata(&path)?.len().into());
         let mut write = |name: &str, cols: Vec<Column>| -> io::Result<()> {
             let file = match self.format {
                 OutputFormat::Parquet => format!("{name}.parquet"),
@@ -458,7 +482,6 @@ impl Experiment {
             files.insert(file, std::fs::metadata(&path)?.len().into());
             Ok(())
         };
-        write("flows", self.flow_columns())?;
         write("ports", self.port_columns())?;
         if !self.world.queue_samples.is_empty() {
             write("queues", self.queue_columns())?;

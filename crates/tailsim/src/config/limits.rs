@@ -5,8 +5,8 @@
 //!
 //! The memory model counts what grows with the fabric and the workload; its constants were fitted to the
 //! peak RSS of `tailsim run` (fat trees k = 8…40: 6.1, 14.2, 45.0, 134, 343 MB measured, 5.4, 13.9, 48.6,
-//! 146, 372 MB modelled; 2·10^4 → 2·10^5 flows: +377 B a flow, records, their result columns and transport
-//! state). It is meant to be within a factor of two, enough to tell a run that fits from one that cannot.
+//! 146, 372 MB modelled; 10^5 → 10^6 flows: +99 B a flow at the peak, the record and its vector's slack,
+//! since the flows table is written in chunks; 160 B leaves room for the summaries' sorted FCTs). It is meant to be within a factor of two, enough to tell a run that fits from one that cannot.
 
 use super::build::{Ctx, R};
 use crate::units::BitsPerSec;
@@ -18,7 +18,7 @@ const HOST_BYTES: u64 = 1_500;
 const SWITCH_BYTES: u64 = 1_000;
 const PORT_BYTES: u64 = 900;
 const ROUTE_BYTES: u64 = 8;
-pub(super) const FLOW_BYTES: u64 = 400;
+pub(super) const FLOW_BYTES: u64 = 160;
 /// What a run needs besides (the binary, the allocator's arenas, the event queue's first pages).
 const BASE_BYTES: u64 = 4 << 20;
 

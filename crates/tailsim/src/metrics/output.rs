@@ -70,22 +70,38 @@ pub fn write_atomic(path: &Path, f: impl FnOnce(&mut std::fs::File) -> io::Resul
 }
 
 pub fn write_csv(path: &Path, cols: &[Column]) -> io::Result<()> {
+    write_csv_chunked(path, cols, &mut |emit| emit(cols))
+}
+
+/// Rows per chunk of a table written in chunks (`write_*_chunked`): the columns of one chunk are what the
+/// writer holds at once, 65,536 rows of a flows table being about 10 MB.
+pub const CHUNK_ROWS: usize = 1 << 16;
+
+/// Hands each chunk of a table's columns to the writer (`emit`), in order.
+pub type Chunks<'a> = dyn FnMut(&mut dyn FnMut(&[Column]) -> io::Result<()>) -> io::Result<()> + 'a;
+
+/// A table written a chunk of rows at a time: `chunks` builds each chunk's columns and hands them on, so a
+/// table of tens of millions of flows never exists whole in memory besides the records it is made from.
+/// `header` gives the names and types (its rows are not written).
+pub fn write_csv_chunked(path: &Path, header: &[Column], chunks: &mut Chunks) -> io::Result<()> {
     write_atomic(path, |file| {
         let mut w = io::BufWriter::new(file);
-        let names: Vec<&str> = cols.iter().map(Column::name).collect();
+        let names: Vec<&str> = header.iter().map(Column::name).collect();
         writeln!(w, "{}", names.join(","))?;
-        let rows = cols.first().map_or(0, Column::len);
         let mut line = String::new();
-        for r in 0..rows {
-            line.clear();
-            for (i, c) in cols.iter().enumerate() {
-                if i > 0 {
-                    line.push(',');
+        chunks(&mut |cols: &[Column]| {
+            for r in 0..cols.first().map_or(0, Column::len) {
+                line.clear();
+                for (i, c) in cols.iter().enumerate() {
+                    if i > 0 {
+                        line.push(',');
+                    }
+                    line.push_str(&c.cell(r));
                 }
-                line.push_str(&c.cell(r));
+                writeln!(w, "{line}")?;
             }
-            writeln!(w, "{line}")?;
-        }
+            Ok(())
+        })?;
         w.flush()
     })
 }
@@ -96,6 +112,17 @@ fn perr(e: parquet::errors::ParquetError) -> io::Error {
 
 /// Write `cols` as a parquet file, tagged with the run's id (key-value metadata `tailsim.run_id`).
 pub fn write_parquet(path: &Path, table: &str, cols: &[Column], run_id: &str) -> io::Result<()> {
+    write_parquet_chunked(path, table, run_id, cols, &mut |emit| emit(cols))
+}
+
+/// As `write_csv_chunked`, into a parquet file of one row group per chunk (at least one, maybe empty).
+pub fn write_parquet_chunked(
+    path: &Path,
+    table: &str,
+    run_id: &str,
+    cols: &[Column],
+    chunks: &mut Chunks,
+) -> io::Result<()> {
     let fields: Vec<String> = cols
         .iter()
         .map(|c| match c {
@@ -120,6 +147,21 @@ pub fn write_parquet(path: &Path, table: &str, cols: &[Column], run_id: &str) ->
     let props = Arc::new(props.build());
     write_atomic(path, |file| {
         let mut w = SerializedFileWriter::new(file.try_clone()?, schema, props).map_err(perr)?;
+        let mut groups = 0;
+        chunks(&mut |c: &[Column]| {
+            groups += 1;
+            write_row_group(&mut w, c)
+        })?;
+        if groups == 0 {
+            write_row_group(&mut w, cols)?;
+        }
+        w.close().map_err(perr)?;
+        Ok(())
+    })
+}
+
+fn write_row_group(w: &mut SerializedFileWriter<std::fs::File>, cols: &[Column]) -> io::Result<()> {
+    {
         let mut rg = w.next_row_group().map_err(perr)?;
         let mut i = 0;
         while let Some(mut col) = rg.next_column().map_err(perr)? {
@@ -137,7 +179,54 @@ pub fn write_parquet(path: &Path, table: &str, cols: &[Column], run_id: &str) ->
             i += 1;
         }
         rg.close().map_err(perr)?;
-        w.close().map_err(perr)?;
-        Ok(())
-    })
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+
+    fn table(rows: std::ops::Range<usize>) -> Vec<Column> {
+        vec![
+            Column::I64("id", rows.clone().map(|i| i as i64).collect()),
+            Column::F64("x", rows.clone().map(|i| if i % 3 == 0 { f64::NAN } else { i as f64 / 7.0 }).collect()),
+            Column::Str("s", rows.map(|i| format!("r,{i}")).collect()),
+        ]
+    }
+
+    #[test]
+    fn a_table_written_in_chunks_is_the_table_written_whole() {
+        let dir = std::env::temp_dir().join(format!("tailsim-chunks-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let whole = table(0..10);
+        let mut chunks = |emit: &mut dyn FnMut(&[Column]) -> io::Result<()>| {
+            (0..10).step_by(4).try_for_each(|lo| emit(&table(lo..(lo + 4).min(10))))
+        };
+        write_csv(&dir.join("a.csv"), &whole).unwrap();
+        write_csv_chunked(&dir.join("b.csv"), &table(0..0), &mut chunks).unwrap();
+        let a = std::fs::read_to_string(dir.join("a.csv")).unwrap();
+        assert_eq!(a, std::fs::read_to_string(dir.join("b.csv")).unwrap());
+        assert_eq!(a.lines().count(), 11);
+
+        write_parquet_chunked(&dir.join("b.parquet"), "t", "id", &table(0..0), &mut chunks).unwrap();
+        let r = SerializedFileReader::new(std::fs::File::open(dir.join("b.parquet")).unwrap()).unwrap();
+        let groups: Vec<i64> = r.metadata().row_groups().iter().map(|g| g.num_rows()).collect();
+        assert_eq!(groups, [4, 4, 2]);
+        let ids: Vec<i64> = r
+            .get_row_iter(None)
+            .unwrap()
+            .map(|row| match row.unwrap().get_column_iter().next().unwrap().1 {
+                parquet::record::Field::Long(v) => *v,
+                f => panic!("{f:?}"),
+            })
+            .collect();
+        assert_eq!(ids, (0..10).collect::<Vec<i64>>());
+        // No rows: one empty row group with the schema, as a whole write of an empty table gives.
+        write_parquet_chunked(&dir.join("e.parquet"), "t", "id", &table(0..0), &mut |_| Ok(())).unwrap();
+        let r = SerializedFileReader::new(std::fs::File::open(dir.join("e.parquet")).unwrap()).unwrap();
+        assert_eq!((r.metadata().num_row_groups(), r.metadata().file_metadata().num_rows()), (1, 0));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
