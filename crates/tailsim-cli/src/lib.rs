@@ -49,6 +49,9 @@ enum Cmd {
         /// No progress line.
         #[arg(long, short)]
         quiet: bool,
+        /// Exit with status 1 when flows are left unfinished (a warning is printed either way).
+        #[arg(long)]
+        strict: bool,
         /// Refuse a run estimated to need more memory than this, e.g. 64GB, or "none" (default: 90 % of
         /// the machine's memory; also TAILSIM_MAX_MEMORY).
         #[arg(long, value_name = "SIZE")]
@@ -139,12 +142,13 @@ pub fn main_with(args: Vec<String>, self_cmd: Vec<String>, stop_asked: &mut dyn 
         }
     };
     let res = match cli.cmd {
-        Cmd::Run { config, out, seed, sets, quiet, max_memory } => {
+        Cmd::Run { config, out, seed, sets, quiet, max_memory, strict } => {
             set_max_memory(max_memory);
             match run(config, out, seed, sets, quiet, stop_asked) {
                 Ok(RunEnd::Interrupted) => return INTERRUPTED,
                 Ok(RunEnd::Stalled) => return 1,
-                Ok(RunEnd::Done) => Ok(()),
+                Ok(RunEnd::Unfinished) if strict => return 1,
+                Ok(RunEnd::Done | RunEnd::Unfinished) => Ok(()),
                 Err(e) => Err(e),
             }
         }
@@ -292,12 +296,24 @@ fn run(
     }
     print_summary(&summary);
     out!("results: {}", dir.display());
+    let unfinished = summary.flows_started - summary.flows_finished;
+    if unfinished > 0 {
+        eprintln!(
+            "warning: {unfinished} of {} flows did not finish (stop: {}); the table's FCTs and slowdowns are of \
+             finished flows only (`finished = false` in the flows table; --strict makes this an error)",
+            summary.flows_started,
+            stop_name(summary.stop_reason)
+        );
+        return Ok(RunEnd::Unfinished);
+    }
     Ok(RunEnd::Done)
 }
 
 /// How a run that wrote its results ended.
 enum RunEnd {
     Done,
+    /// Ended (time limit, event budget) with flows left unfinished.
+    Unfinished,
     Interrupted,
     Stalled,
 }
@@ -335,10 +351,13 @@ impl ProgressLine {
         self.last = now;
         let wall = now.duration_since(self.t0).as_secs_f64();
         let sim = p.now.secs();
-        let frac = match (self.horizon, self.expected_flows) {
-            (Some(h), _) if h > 0.0 => Some(sim / h),
-            (_, Some(n)) if n > 0 => Some(p.flows_finished as f64 / n as f64),
-            _ => None,
+        // The run ends at whichever comes first, the last flow or the time limit: the fraction done is the
+        // larger of the two (a safety-net stop.time far beyond the flows' end must not set the ETA).
+        let by_time = self.horizon.filter(|h| *h > 0.0).map(|h| sim / h);
+        let by_flows = self.expected_flows.filter(|n| *n > 0).map(|n| p.flows_finished as f64 / n as f64);
+        let frac = match (by_time, by_flows) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
         };
         let eta = frac.filter(|f| *f > 0.0).map_or("?".into(), |f| format!("{:.0}s", wall * (1.0 - f).max(0.0) / f));
         eprint!(
@@ -357,8 +376,8 @@ use tailsim::net::port::DropReason;
 
 fn print_summary(s: &Summary) {
     out!(
-        "{}: {} flows ({} finished), {:.6} s simulated in {:.2} s wall; {:.2} M events/s, {:.2} M packet-hops/s; stop: {:?}",
-        s.name, s.flows_started, s.flows_finished, s.simulated_seconds, s.wall_seconds, s.events_per_second / 1e6, s.packet_hops_per_second / 1e6, s.stop_reason
+        "{}: {} flows ({} finished), {:.6} s simulated in {:.2} s wall; {:.2} M events/s, {:.2} M packet-hops/s; stop: {}",
+        s.name, s.flows_started, s.flows_finished, s.simulated_seconds, s.wall_seconds, s.events_per_second / 1e6, s.packet_hops_per_second / 1e6, stop_name(s.stop_reason)
     );
     let drops: Vec<String> = DropReason::ALL
         .iter()
@@ -381,8 +400,40 @@ fn print_summary(s: &Summary) {
             s.packets.absorbed
         );
     }
-    out!(
-        "{:<16} {:>8} {:>6} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9} {:>9}",
+    for line in summary_table(&s.buckets) {
+        out!("{line}");
+    }
+}
+
+/// The stop reason as summary.json spells it ("finished", "time-limit", …).
+fn stop_name(r: StopReason) -> &'static str {
+    match r {
+        StopReason::Finished => "finished",
+        StopReason::TimeLimit => "time-limit",
+        StopReason::EventBudget => "event-budget",
+        StopReason::Interrupted => "interrupted",
+        StopReason::Stalled => "stalled",
+    }
+}
+
+/// A duration in µs, in the unit that suits it: "812.4us", "41.79ms", "1.234s"; "–" when there is none.
+fn duration_us(us: f64) -> String {
+    if !us.is_finite() {
+        "–".into()
+    } else if us < 1e3 {
+        format!("{us:.1}us")
+    } else if us < 1e6 {
+        format!("{:.2}ms", us / 1e3)
+    } else {
+        format!("{:.3}s", us / 1e6)
+    }
+}
+
+/// The bucket table: FCT and slowdown mean and percentiles per size bucket. A percentile p resting on fewer
+/// than 1/(1−p) finished flows is (near) the maximum: it is marked `*`, with a footnote.
+fn summary_table(buckets: &[tailsim::metrics::BucketStats]) -> Vec<String> {
+    let mut lines = vec![format!(
+        "{:<16} {:>8} {:>6} {:>10} {:>10} {:>10} {:>11} {:>9} {:>9} {:>9} {:>10}",
         "size bucket",
         "flows",
         "unfin",
@@ -390,23 +441,115 @@ fn print_summary(s: &Summary) {
         "FCT p50",
         "FCT p99",
         "FCT p99.9",
-        "sd mean",
-        "sd p99",
-        "sd p99.9"
-    );
-    for b in &s.buckets {
-        out!(
-            "{:<16} {:>8} {:>6} {:>9.1}us {:>9.1}us {:>9.1}us {:>9.1}us {:>9.3} {:>9.3} {:>9.3}",
+        "sd. mean",
+        "sd. p50",
+        "sd. p99",
+        "sd. p99.9"
+    )];
+    let mut thin = false;
+    for b in buckets {
+        let n = b.flows - b.unfinished;
+        let mut mark = |v: String, p: f64| {
+            if n > 0 && (n as f64) < 1.0 / (1.0 - p) - 1e-9 {
+                thin = true;
+                format!("{v}*")
+            } else {
+                v
+            }
+        };
+        let sd = |v: f64| if v.is_finite() { format!("{v:.3}") } else { "–".into() };
+        let (f99, f999) = (mark(duration_us(b.fct_p99_us), 0.99), mark(duration_us(b.fct_p999_us), 0.999));
+        let (s99, s999) = (mark(sd(b.slowdown_p99), 0.99), mark(sd(b.slowdown_p999), 0.999));
+        lines.push(format!(
+            "{:<16} {:>8} {:>6} {:>10} {:>10} {:>10} {:>11} {:>9} {:>9} {:>9} {:>10}",
             b.bucket,
             b.flows,
             b.unfinished,
-            b.fct_mean_us,
-            b.fct_p50_us,
-            b.fct_p99_us,
-            b.fct_p999_us,
-            b.slowdown_mean,
-            b.slowdown_p99,
-            b.slowdown_p999
+            duration_us(b.fct_mean_us),
+            duration_us(b.fct_p50_us),
+            f99,
+            f999,
+            sd(b.slowdown_mean),
+            sd(b.slowdown_p50),
+            s99,
+            s999
+        ));
+    }
+    lines.push("(sd. = slowdown: FCT over the flow's ideal FCT on an empty network; – = no finished flow)".into());
+    if thin {
+        lines.push(
+            "* fewer than 1/(1−p) finished flows in the bucket (100 for p99, 1000 for p99.9): the value is the \
+             largest or near it, not a tail estimate"
+                .into(),
         );
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tailsim::metrics::BucketStats;
+
+    fn bucket(name: &str, flows: usize, unfinished: usize, fct_us: f64) -> BucketStats {
+        BucketStats {
+            bucket: name.into(),
+            flows,
+            unfinished,
+            fct_mean_us: fct_us,
+            fct_p50_us: fct_us,
+            fct_p99_us: fct_us,
+            fct_p999_us: fct_us,
+            slowdown_mean: 1.5,
+            slowdown_p50: 1.5,
+            slowdown_p99: 1.5,
+            slowdown_p999: 1.5,
+        }
+    }
+
+    #[test]
+    fn durations_are_shown_in_the_unit_that_suits_them() {
+        assert_eq!(duration_us(812.44), "812.4us");
+        assert_eq!(duration_us(41_786.8), "41.79ms");
+        assert_eq!(duration_us(1_234_567.0), "1.235s");
+        assert_eq!(duration_us(f64::NAN), "–");
+    }
+
+    #[test]
+    fn the_table_marks_thin_percentiles_and_empty_buckets() {
+        let t = summary_table(&[
+            bucket("(0,100KB]", 1000, 0, 50.0),
+            bucket("(100KB,10MB]", 150, 50, 2000.0),
+            bucket("(10MB,inf)", 3, 3, f64::NAN),
+        ]);
+        assert!(t[0].contains("sd. p50") && t[0].contains("FCT p99.9"), "{}", t[0]);
+        // 1000 finished flows: p99 and p99.9 both judged; 100 finished: p99 judged, p99.9 marked.
+        assert!(!t[1].contains('*'), "{}", t[1]);
+        assert_eq!(t[2].matches('*').count(), 2, "{}", t[2]);
+        assert!(t[2].contains("2.00ms"), "{}", t[2]);
+        // No finished flow: dashes, not NaN, and no marker.
+        assert!(t[3].contains('–') && !t[3].contains("NaN") && !t[3].contains('*'), "{}", t[3]);
+        assert!(t.last().unwrap().starts_with("* fewer than"), "{t:?}");
+        // Nothing thin: no footnote.
+        let t = summary_table(&[bucket("all", 5000, 0, 50.0)]);
+        assert!(!t.iter().any(|l| l.contains('*')), "{t:?}");
+    }
+
+    #[test]
+    fn stop_reasons_are_spelled_as_in_summary_json() {
+        for r in [
+            StopReason::Finished,
+            StopReason::TimeLimit,
+            StopReason::EventBudget,
+            StopReason::Interrupted,
+            StopReason::Stalled,
+        ] {
+            let json = serde_json_name(r);
+            assert_eq!(stop_name(r), json);
+        }
+    }
+
+    fn serde_json_name(r: StopReason) -> String {
+        serde_json::to_value(r).unwrap().as_str().unwrap().to_string()
     }
 }

@@ -1,4 +1,5 @@
-//! The `tailsim` binary stops a run on SIGINT or SIGTERM, writes what it simulated and exits 130.
+//! The `tailsim` binary stops a run on SIGINT or SIGTERM, writes what it simulated and exits 130; a run that
+//! leaves flows unfinished warns (and with --strict exits 1); a stalled run exits 1.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -46,4 +47,31 @@ fn sigint_stops_a_run_and_keeps_its_results() {
 #[test]
 fn sigterm_stops_a_run_and_keeps_its_results() {
     stop_with("TERM");
+}
+
+#[test]
+fn unfinished_flows_are_a_warning_and_with_strict_an_error() {
+    let out = std::env::temp_dir().join(format!("tailsim-strict-{}", std::process::id()));
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_tailsim"))
+            .args(["run", example().to_str().unwrap(), "-q", "--set", "workload[0].flows=300", "--out"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // 20 ms: some of the 300 flows (the largest) are still running.
+    let cut = ["--set", "stop.time=\"20ms\""];
+    let r = run(&cut);
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("flows did not finish (stop: time-limit)"), "{stderr}");
+    assert!(String::from_utf8_lossy(&r.stdout).contains("stop: time-limit"));
+    let r = run(&[&cut[..], &["--strict"]].concat());
+    assert_eq!(r.status.code(), Some(1), "{}", String::from_utf8_lossy(&r.stderr));
+    // Every flow finished: no warning, and --strict is content.
+    let r = run(&["--strict"]);
+    assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(!String::from_utf8_lossy(&r.stderr).contains("warning"));
+    std::fs::remove_dir_all(&out).unwrap();
 }

@@ -130,10 +130,12 @@ fn run(
                     return false;
                 }
                 let Some(cb) = &progress else { return true };
-                let frac = match (horizon, expected) {
-                    (Some(h), _) if h > 0.0 => Some((p.now.secs() / h).min(1.0)),
-                    (_, Some(n)) if n > 0 => Some(p.flows_finished as f64 / n as f64),
-                    _ => None,
+                // Whichever ends the run first, the last flow or the time limit (as the CLI's ETA).
+                let by_time = horizon.filter(|h| *h > 0.0).map(|h| (p.now.secs() / h).min(1.0));
+                let by_flows = expected.filter(|n| *n > 0).map(|n| p.flows_finished as f64 / n as f64);
+                let frac = match (by_time, by_flows) {
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                    (a, b) => a.or(b),
                 };
                 let d = pyo3::types::PyDict::new_bound(py);
                 let _ = d.set_item("sim_seconds", p.now.secs());
