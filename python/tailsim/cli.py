@@ -209,15 +209,22 @@ def main(argv: Optional[list[str]] = None) -> int:
     one line says so, and the exit status is 130."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
+    from .sweep import MissingDependency
+
     try:
         return _main(argv)
     except KeyboardInterrupt:
         print("tailsim: interrupted", file=sys.stderr)
         return 130
+    except MissingDependency as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
 
 
 def _main(argv: Optional[list[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) >= 2 and argv[0] == "help" and argv[1] in ("sweep", "plot", "reproduce"):
+        argv = [argv[1], "--help"]  # the Python package's commands, which the Rust parser does not know
     if argv and argv[0] == "reproduce":
         return _reproduce(argv[1:])
     if argv and argv[0] == "sweep":

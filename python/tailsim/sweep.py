@@ -210,6 +210,10 @@ class SweepBusy(RuntimeError):
     """Another sweep is writing into the same directory."""
 
 
+class MissingDependency(ImportError):
+    """An optional package a chosen feature needs is not installed (e.g. dask for backend="dask")."""
+
+
 def sweep(
     base: ConfigLike,
     grid: Mapping[str, Sequence[Any]],
@@ -385,7 +389,10 @@ def _dask(todo: list, workers: Optional[int], scheduler: Optional[str], outcomes
     try:
         from dask.distributed import Client, LocalCluster, as_completed as dask_completed
     except ImportError as e:
-        raise ImportError("backend='dask' needs dask.distributed: pip install 'tailsim[dask]'") from e
+        raise MissingDependency(
+            "backend='dask' needs dask.distributed: pip install 'dask[distributed]' (or, in a tailsim checkout, "
+            "pip install '.[dask]')"
+        ) from e
     cluster = None
     if scheduler:
         client = Client(scheduler)

@@ -198,3 +198,26 @@ def test_run_id_names_the_referenced_files_contents(tmp_path):
     cdf.write_text("1000 0\n20001 1\n")
     c = tailsim.run(d, tmp_path / "c", progress=False).summary
     assert c["run_id"] != a["run_id"]
+
+
+def test_help_for_the_python_commands_and_a_missing_dask_in_one_line(tmp_path):
+    for cmd in ("sweep", "plot", "reproduce"):
+        r = subprocess.run([sys.executable, "-m", "tailsim", "help", cmd], capture_output=True, text=True)
+        assert r.returncode == 0 and f"usage: tailsim {cmd}" in r.stdout, r.stderr
+    # Without dask installed: one line naming a package that exists, no traceback.
+    code = (
+        "import builtins, sys\n"
+        "real = builtins.__import__\n"
+        "def imp(name, *a, **k):\n"
+        "    if name.startswith('dask'):\n"
+        "        raise ImportError('No module named dask')\n"
+        "    return real(name, *a, **k)\n"
+        "builtins.__import__ = imp\n"
+        "from tailsim.cli import main\n"
+        f"sys.exit(main(['sweep', r'{ROOT / 'examples' / 'sweep-tcp-dctcp.toml'}', '--backend', 'dask', "
+        f"'--out', r'{tmp_path / 'd'}', '-q']))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.strip().count("\n") == 0 and "pip install 'dask[distributed]'" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr

@@ -59,10 +59,12 @@ enum Cmd {
     },
     /// Validate an experiment file without running it: reports everything `run` would refuse.
     Check {
+        /// The experiment (TOML).
         config: PathBuf,
+        /// Override any key as `run` would, e.g. --set workload[0].load=0.5
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
-        /// As for `run`.
+        /// The memory limit the checks apply, as for `run`.
         #[arg(long, value_name = "SIZE")]
         max_memory: Option<String>,
     },
