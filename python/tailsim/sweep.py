@@ -138,10 +138,9 @@ def _run_point(spec: dict) -> dict:
         if have is not None and not spec.get("force"):
             if _core.run_id(*args) == have:
                 return {"id": spec["id"], "ok": True, "reused": True}
-        stale = pdir.exists()
-        if stale:
-            # A failed, cut-short or out-of-date attempt: only this sweep's own files. Its point.json goes
-            # first, so the point is never taken for finished while it reruns.
+        if pdir.exists():
+            # A failed, cut-short or out-of-date attempt: only this sweep's own files, removed whole before
+            # the run, so the point is never taken for finished while it reruns.
             shutil.rmtree(pdir)
         _core.run(*args, str(pdir), None, False)
         # Last: a point is done when both its summary.json and its point.json are there.

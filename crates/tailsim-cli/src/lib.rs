@@ -331,19 +331,13 @@ fn set_max_memory(v: Option<String>) {
 struct ProgressLine {
     t0: Instant,
     last: Instant,
-    horizon: Option<f64>,
-    expected_flows: Option<u64>,
+    completion: tailsim::run::Completion,
 }
 
 impl ProgressLine {
     fn new(exp: &Experiment) -> Self {
         let now = Instant::now();
-        ProgressLine {
-            t0: now,
-            last: now,
-            horizon: exp.horizon().map(|t| t.secs()),
-            expected_flows: exp.expected_flows(),
-        }
+        ProgressLine { t0: now, last: now, completion: exp.completion() }
     }
     fn update(&mut self, p: &Progress) {
         let now = Instant::now();
@@ -352,15 +346,7 @@ impl ProgressLine {
         }
         self.last = now;
         let wall = now.duration_since(self.t0).as_secs_f64();
-        let sim = p.now.secs();
-        // The run ends at whichever comes first, the last flow or the time limit: the fraction done is the
-        // larger of the two (a safety-net stop.time far beyond the flows' end must not set the ETA).
-        let by_time = self.horizon.filter(|h| *h > 0.0).map(|h| sim / h);
-        let by_flows = self.expected_flows.filter(|n| *n > 0).map(|n| p.flows_finished as f64 / n as f64);
-        let frac = match (by_time, by_flows) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        };
+        let frac = self.completion.fraction(p);
         let eta = frac.filter(|f| *f > 0.0).map_or("?".into(), |f| format!("{:.0}s", wall * (1.0 - f).max(0.0) / f));
         eprint!(
             "\r  sim {:>10} | {:>6.2} M events/s | flows {}/{} done, {} active | ETA {}   ",

@@ -113,8 +113,7 @@ fn run(
 ) -> PyResult<(String, String)> {
     let mut exp = build(kind, text, origin, base_dir, &sets)?;
     let dir = out_dir.map_or_else(|| exp.default_out_dir(&sets), PathBuf::from);
-    let horizon = exp.horizon().map(|t| t.secs());
-    let expected = exp.expected_flows();
+    let completion = exp.completion();
     let mut interrupted: Option<PyErr> = None;
     let result = py.allow_threads(|| {
         let mut last = Instant::now();
@@ -130,13 +129,7 @@ fn run(
                     return false;
                 }
                 let Some(cb) = &progress else { return true };
-                // Whichever ends the run first, the last flow or the time limit (as the CLI's ETA).
-                let by_time = horizon.filter(|h| *h > 0.0).map(|h| (p.now.secs() / h).min(1.0));
-                let by_flows = expected.filter(|n| *n > 0).map(|n| p.flows_finished as f64 / n as f64);
-                let frac = match (by_time, by_flows) {
-                    (Some(a), Some(b)) => Some(a.max(b)),
-                    (a, b) => a.or(b),
-                };
+                let frac = completion.fraction(p);
                 let d = pyo3::types::PyDict::new_bound(py);
                 let _ = d.set_item("sim_seconds", p.now.secs());
                 let _ = d.set_item("events", p.events);

@@ -2,9 +2,7 @@
 
 use crate::config::{Experiment, OutputFormat};
 use crate::metrics::latency::LatencySummary;
-use crate::metrics::output::{
-    write_atomic, write_csv, write_csv_chunked, write_parquet, write_parquet_chunked, Column, CHUNK_ROWS,
-};
+use crate::metrics::output::{write_atomic, write_csv_chunked, write_parquet_chunked, Chunks, Column, CHUNK_ROWS};
 use crate::metrics::{deadline_stats, summarize, BucketStats, DeadlineStats};
 use crate::net::ledger::{Fate, Origin};
 use crate::net::port::DropReason;
@@ -450,38 +448,29 @@ impl Experiment {
     }
 
     fn write_tables(&self, dir: &Path, summary: &Summary) -> io::Result<()> {
-        // One table at a time, each built just before it is written (a flows table can be large).
+        // One table at a time, each built just before it is written; the flows table in chunks too, so its
+        // columns never exist whole beside the records (docs/performance.md).
         let mut files = serde_json::Map::new();
-        // The flows table in chunks: its columns never exist whole besides the records (docs/performance.md).
-        let flows = self.world.records.len();
-        let path = dir.join(match self.format {
-            OutputFormat::Parquet => "flows.parquet",
-            OutputFormat::Csv => "flows.csv",
-        });
-        let header = self.flow_columns_of(0..0);
-        let mut chunks = |emit: &mut dyn FnMut(&[Column]) -> io::Result<()>| {
-            (0..flows)
-                .step_by(CHUNK_ROWS)
-                .try_for_each(|lo| emit(&self.flow_columns_of(lo..flows.min(lo + CHUNK_ROWS))))
-        };
-        match self.format {
-            OutputFormat::Parquet => write_parquet_chunked(&path, "flows", &summary.run_id, &header, &mut chunks)?,
-            OutputFormat::Csv => write_csv_chunked(&path, &header, &mut chunks)?,
-        }
-        files.insert(path.file_name().unwrap().to_string_lossy().into_owned(), std::fs::metadata(&path)?.len().into());
-        let mut write = |name: &str, cols: Vec<Column>| -> io::Result<()> {
+        let mut write_chunks = |name: &str, header: &[Column], chunks: &mut Chunks| -> io::Result<()> {
             let file = match self.format {
                 OutputFormat::Parquet => format!("{name}.parquet"),
                 OutputFormat::Csv => format!("{name}.csv"),
             };
             let path = dir.join(&file);
             match self.format {
-                OutputFormat::Parquet => write_parquet(&path, name, &cols, &summary.run_id)?,
-                OutputFormat::Csv => write_csv(&path, &cols)?,
+                OutputFormat::Parquet => write_parquet_chunked(&path, name, &summary.run_id, header, chunks)?,
+                OutputFormat::Csv => write_csv_chunked(&path, header, chunks)?,
             }
             files.insert(file, std::fs::metadata(&path)?.len().into());
             Ok(())
         };
+        let flows = self.world.records.len();
+        write_chunks("flows", &self.flow_columns_of(0..0), &mut |emit| {
+            (0..flows)
+                .step_by(CHUNK_ROWS)
+                .try_for_each(|lo| emit(&self.flow_columns_of(lo..flows.min(lo + CHUNK_ROWS))))
+        })?;
+        let mut write = |name: &str, cols: Vec<Column>| write_chunks(name, &cols, &mut |emit| emit(&cols));
         write("ports", self.port_columns())?;
         if !self.world.queue_samples.is_empty() {
             write("queues", self.queue_columns())?;
@@ -503,7 +492,33 @@ impl Experiment {
     }
 }
 
+/// How far along a run is, for progress bars and ETAs (the CLI's line, the Python package's bar).
+#[derive(Clone, Copy, Debug)]
+pub struct Completion {
+    horizon_secs: Option<f64>,
+    expected_flows: Option<u64>,
+}
+
+impl Completion {
+    /// The fraction done: the larger of the simulated-time and finished-flow fractions, since the run ends at
+    /// whichever comes first (a safety-net `stop.time` far beyond the flows' end must not set the ETA); None
+    /// when neither is known.
+    pub fn fraction(&self, p: &Progress) -> Option<f64> {
+        let by_time = self.horizon_secs.filter(|h| *h > 0.0).map(|h| (p.now.secs() / h).min(1.0));
+        let by_flows = self.expected_flows.filter(|n| *n > 0).map(|n| p.flows_finished as f64 / n as f64);
+        match (by_time, by_flows) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
 impl Experiment {
+    /// What the run's progress is measured against (`Completion::fraction`).
+    pub fn completion(&self) -> Completion {
+        Completion { horizon_secs: self.horizon().map(|t| t.secs()), expected_flows: self.expected_flows() }
+    }
+
     /// The simulated time the run is expected to reach, if bounded.
     pub fn horizon(&self) -> Option<crate::units::Time> {
         self.stop.time.or_else(|| {

@@ -6,7 +6,7 @@ use super::{ConfigError, KeyPath, Source};
 use crate::metrics::Framing;
 use crate::net::port::EcnMode;
 use crate::net::queue::CLASSES;
-use crate::net::topology::{FatTree, LeafSpine, LinkSpec, SwitchSpec, Tier, TopologySpec};
+use crate::net::topology::{fat_tree_counts, FatTree, LeafSpine, LinkSpec, SwitchSpec, Tier, TopologySpec};
 use crate::net::{BufferPolicy, LoadBalance, NetParams, Network, PFabricParams};
 use crate::sim::{Fault, StopAt, World};
 use crate::traffic::{Generator, Sizes};
@@ -178,7 +178,7 @@ fn topology(c: &Ctx, t: &TopologyCfg, switch_delay: Option<Time>) -> R<TopologyS
                     }
                     let r = c.need(&rate, "topology.rate", "the link rate, e.g. \"100Gbps\"")?;
                     let k64 = k as u64;
-                    fits("topology.k", (k64 * k64 * k64 / 4, k64 * k64 * 5 / 4, k64 * k64 * k64 * 3 / 4))?;
+                    fits("topology.k", fat_tree_counts([k64, k64 / 2, k64 / 2, k64 / 2, k64 * k64 / 4]))?;
                     FatTree::k_ary(k, r, delay, sd)
                 }
                 (None, _) => {
@@ -204,9 +204,8 @@ fn topology(c: &Ctx, t: &TopologyCfg, switch_delay: Option<Time>) -> R<TopologyS
                 .map_err(|e| c.err("topology.path", format!("cannot read {p}: {e}")))?;
             let topo = tailsim_workload::parse_topo(&text, &p).map_err(|e| c.err("topology.path", e.to_string()))?;
             let shape = topo.fat_tree_shape().map_err(|e| c.err("topology.path", e.to_string()))?;
-            let [p, h, e, a, k] =
-                [shape.pods, shape.hosts_per_edge, shape.edges_per_pod, shape.aggs_per_pod, shape.cores].map(u64::from);
-            fits("topology.path", (p * e * h, p * e + p * a + k, p * e * h + p * e * a + p * k))?;
+            let shape_of = [shape.pods, shape.hosts_per_edge, shape.edges_per_pod, shape.aggs_per_pod, shape.cores];
+            fits("topology.path", fat_tree_counts(shape_of.map(u64::from)))?;
             let tier = |i: usize| {
                 let t = &topo.tier[i];
                 Tier {
@@ -815,20 +814,36 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
 }
 
 /// Hosts whose only link goes down and never comes back, in a run with no stop time: their flows cannot
-/// finish, and the run ends only when the stall detector stops it (sim::STALL).
+/// finish, and the run ends only when the stall detector stops it (sim::STALL). Only the links that faults
+/// take down are looked at, so a fabric without faults costs nothing here.
 fn cut_off_for_good(spec: &TopologySpec, faults: &[Fault], cfgs: &[FaultCfg]) -> Vec<String> {
     let mut out = Vec::new();
-    for h in 0..spec.hosts {
-        let links: Vec<_> = spec.links.iter().filter(|l| l.a.0 == h || l.b.0 == h).collect();
-        let [l] = links[..] else { continue };
-        let same = |f: &&Fault| (f.a == l.a && f.b == l.b) || (f.a == l.b && f.b == l.a);
-        let last = faults.iter().filter(same).filter(|f| f.up.is_some()).max_by_key(|f| f.at);
-        if let Some(f) = last.filter(|f| f.up == Some(false)) {
+    let downed: Vec<&Fault> = faults.iter().filter(|f| f.up == Some(false)).collect();
+    if downed.is_empty() {
+        return out;
+    }
+    let mut degree = vec![0u32; spec.hosts as usize];
+    for l in &spec.links {
+        for n in [l.a, l.b] {
+            if let Some(d) = degree.get_mut(n.idx()) {
+                *d += 1;
+            }
+        }
+    }
+    let same_link = |f: &Fault, g: &Fault| (f.a, f.b) == (g.a, g.b) || (f.a, f.b) == (g.b, g.a);
+    for f in downed {
+        // The last change of this link's state is this fault: it stays down.
+        let last = faults.iter().filter(|g| g.up.is_some() && same_link(f, g)).max_by_key(|g| g.at);
+        if !last.is_some_and(|g| std::ptr::eq(g, f)) {
+            continue;
+        }
+        for h in [f.a, f.b].into_iter().filter(|h| degree.get(h.idx()) == Some(&1)) {
             let i = cfgs.iter().position(|c| c.at.0 == f.at).map_or(String::new(), |i| format!("fault[{i}]: "));
             out.push(format!(
-                "{i}host {h} is cut off for good (its only link goes down at {} and never comes back) and there is \
-                 no stop.time: its flows cannot finish, and the run will be stopped as stalled after {:.0} s \
+                "{i}host {} is cut off for good (its only link goes down at {} and never comes back) and there \
+                 is no stop.time: its flows cannot finish, and the run will be stopped as stalled after {:.0} s \
                  without progress",
+                h.0,
                 f.at,
                 crate::sim::STALL.secs()
             ));

@@ -6,7 +6,8 @@
 //! The memory model counts what grows with the fabric and the workload; its constants were fitted to the
 //! peak RSS of `tailsim run` (fat trees k = 8…40: 6.1, 14.2, 45.0, 134, 343 MB measured, 5.4, 13.9, 48.6,
 //! 146, 372 MB modelled; 10^5 → 10^6 flows: +99 B a flow at the peak, the record and its vector's slack,
-//! since the flows table is written in chunks; 160 B leaves room for the summaries' sorted FCTs). It is meant to be within a factor of two, enough to tell a run that fits from one that cannot.
+//! since the flows table is written in chunks; 160 B leaves room for the summaries' sorted FCTs). It is
+//! meant to be within a factor of two, enough to tell a run that fits from one that cannot.
 
 use super::build::{Ctx, R};
 use crate::units::BitsPerSec;
@@ -18,7 +19,7 @@ const HOST_BYTES: u64 = 1_500;
 const SWITCH_BYTES: u64 = 1_000;
 const PORT_BYTES: u64 = 900;
 const ROUTE_BYTES: u64 = 8;
-pub(super) const FLOW_BYTES: u64 = 160;
+const FLOW_BYTES: u64 = 160;
 /// What a run needs besides (the binary, the allocator's arenas, the event queue's first pages).
 const BASE_BYTES: u64 = 4 << 20;
 
@@ -111,17 +112,20 @@ pub(super) fn check_memory(c: &Ctx, key: &str, bytes: u64, what: &str) -> R<()> 
     }
 }
 
-/// A workload's flows could never all finish: a flow so large it would take more than an hour at the host
-/// rate, or so many packets in all that the run would take more than a day, and nothing stops the run.
-pub(super) fn check_work(
+/// A workload of `flows` flows (`packets` in all, the largest `max_size` bytes): refused if their records
+/// would not fit in memory (at `flows_key`), or, when nothing stops the run, if they could never all finish:
+/// a flow so large it would take more than an hour at the host rate, or so many packets that the run would
+/// take more than a day (at `key`).
+pub(super) fn check_flows(
     c: &Ctx,
-    key: &str,
-    stopped: bool,
-    max_size: Option<u64>,
+    (flows_key, key): (&str, &str),
+    flows: f64,
     packets: f64,
+    max_size: Option<u64>,
     host_rate: BitsPerSec,
 ) -> R<()> {
-    if stopped {
+    check_memory(c, flows_key, (flows * FLOW_BYTES as f64) as u64, &format!("{flows:.0} flows"))?;
+    if c.stopped {
         return Ok(());
     }
     let hint = "set `stop.time` or `stop.max_events` to run it for a while";

@@ -240,8 +240,7 @@ pub(super) fn generator(
                 (None, t) => t.unwrap_or(0.0),
             };
             let n_key = if w.flows.is_some() { k("flows") } else { k("until") };
-            limits::check_memory(c, &n_key, (n * limits::FLOW_BYTES as f64) as u64, &format!("{n:.0} flows"))?;
-            limits::check_work(c, &key, c.stopped, Some(sizes.max_bytes()), n * mean_pkts, host_rate)?;
+            limits::check_flows(c, (&n_key, &key), n, n * mean_pkts, Some(sizes.max_bytes()), host_rate)?;
             let pattern = match w.pattern.as_deref().unwrap_or("all-to-all") {
                 "all-to-all" => Pattern::AllToAll,
                 "permutation" => Pattern::Permutation(Generator::derangement(
@@ -288,8 +287,8 @@ pub(super) fn generator(
             }
             let sizes = sizes(c, w, &key)?;
             let n = count as f64 * senders as f64;
-            limits::check_memory(c, &k("count"), (n * limits::FLOW_BYTES as f64) as u64, &format!("{n:.0} flows"))?;
-            limits::check_work(c, &key, c.stopped, Some(sizes.max_bytes()), n * sizes.means(fr.mss).1, host_rate)?;
+            let packets = n * sizes.means(fr.mss).1;
+            limits::check_flows(c, (&k("count"), &key), n, packets, Some(sizes.max_bytes()), host_rate)?;
             Ok(Generator::Incast {
                 hosts,
                 senders,
@@ -337,9 +336,7 @@ pub(super) fn generator(
             }
             let packets = flows.iter().map(|f| f.size_bytes.div_ceil(fr.mss) as f64).sum::<f64>();
             let max = flows.iter().map(|f| f.size_bytes).max();
-            let n = flows.len() as u64;
-            limits::check_memory(c, &k("path"), n * limits::FLOW_BYTES, &format!("{n} flows"))?;
-            limits::check_work(c, &k("path"), c.stopped, max, packets, host_rate)?;
+            limits::check_flows(c, (&k("path"), &k("path")), flows.len() as f64, packets, max, host_rate)?;
             for (j, f) in flows.iter_mut().enumerate() {
                 if f.src >= hosts || f.dst >= hosts {
                     return Err(c.err(

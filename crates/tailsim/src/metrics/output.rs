@@ -69,10 +69,6 @@ pub fn write_atomic(path: &Path, f: impl FnOnce(&mut std::fs::File) -> io::Resul
     res
 }
 
-pub fn write_csv(path: &Path, cols: &[Column]) -> io::Result<()> {
-    write_csv_chunked(path, cols, &mut |emit| emit(cols))
-}
-
 /// Rows per chunk of a table written in chunks (`write_*_chunked`): the columns of one chunk are what the
 /// writer holds at once, 65,536 rows of a flows table being about 10 MB.
 pub const CHUNK_ROWS: usize = 1 << 16;
@@ -110,12 +106,8 @@ fn perr(e: parquet::errors::ParquetError) -> io::Error {
     io::Error::other(e)
 }
 
-/// Write `cols` as a parquet file, tagged with the run's id (key-value metadata `tailsim.run_id`).
-pub fn write_parquet(path: &Path, table: &str, cols: &[Column], run_id: &str) -> io::Result<()> {
-    write_parquet_chunked(path, table, run_id, cols, &mut |emit| emit(cols))
-}
-
-/// As `write_csv_chunked`, into a parquet file of one row group per chunk (at least one, maybe empty).
+/// As `write_csv_chunked`, into a parquet file of one row group per chunk (at least one, maybe empty),
+/// tagged with the run's id (key-value metadata `tailsim.run_id`).
 pub fn write_parquet_chunked(
     path: &Path,
     table: &str,
@@ -204,7 +196,7 @@ mod tests {
         let mut chunks = |emit: &mut dyn FnMut(&[Column]) -> io::Result<()>| {
             (0..10).step_by(4).try_for_each(|lo| emit(&table(lo..(lo + 4).min(10))))
         };
-        write_csv(&dir.join("a.csv"), &whole).unwrap();
+        write_csv_chunked(&dir.join("a.csv"), &whole, &mut |emit| emit(&whole)).unwrap();
         write_csv_chunked(&dir.join("b.csv"), &table(0..0), &mut chunks).unwrap();
         let a = std::fs::read_to_string(dir.join("a.csv")).unwrap();
         assert_eq!(a, std::fs::read_to_string(dir.join("b.csv")).unwrap());

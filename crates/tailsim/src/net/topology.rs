@@ -75,6 +75,15 @@ pub struct Tier {
     pub switch_delay: Time,
 }
 
+/// (hosts, switches, links) of a fat tree of [pods, hosts per edge, edges per pod, aggregation switches per
+/// pod, cores], in 64 bits: the config checks size a fabric with it before building one (a k-ary tree's
+/// k³/4 hosts overflow 32 bits long before its memory is refused).
+pub fn fat_tree_counts([pods, hosts_per_edge, edges_per_pod, aggs_per_pod, cores]: [u64; 5]) -> (u64, u64, u64) {
+    let edges = pods * edges_per_pod;
+    let hosts = edges * hosts_per_edge;
+    (hosts, edges + pods * aggs_per_pod + cores, hosts + edges * aggs_per_pod + pods * cores)
+}
+
 /// Three-tier fat tree (edge, aggregation, core), in htsim's numbering: host h under edge h / hosts_per_edge,
 /// edge e in pod e / edges_per_pod; every edge connects to every aggregation switch of its pod; aggregation
 /// switch j of each pod connects to cores j, j + A, j + 2A, … (A = aggs_per_pod), the strided wiring of
@@ -107,10 +116,9 @@ impl FatTree {
 
     /// (hosts, switches, links), counted in 64 bits before anything is built.
     pub fn counts(&self) -> (u64, u64, u64) {
-        let [p, h, e, a, c] =
-            [self.pods, self.hosts_per_edge, self.edges_per_pod, self.aggs_per_pod, self.cores].map(u64::from);
-        let hosts = p * e * h;
-        (hosts, p * e + p * a + c, hosts + p * e * a + p * c)
+        fat_tree_counts(
+            [self.pods, self.hosts_per_edge, self.edges_per_pod, self.aggs_per_pod, self.cores].map(u64::from),
+        )
     }
 
     pub fn spec(&self) -> Result<TopologySpec, String> {
