@@ -1,7 +1,8 @@
 //! `tailsim bench`: fixed scenarios, each run in its own child process so that peak memory is its own.
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
 
 /// (name, description, experiment TOML, default simulated time). The TOML files are shared with the golden
 /// test (crates/tailsim/tests/golden.rs).
@@ -48,7 +49,26 @@ const SCENARIOS: &[(&str, &str, &str, &str)] = &[
         include_str!("../../../examples/bench/lg-100g-stress.toml"),
         "200ms",
     ),
+    (
+        "flows-100k",
+        "pfabric-144, DCTCP, 100 000 flows of Homa's W1 sizes at 60 % load: the peak memory beside flows-1m's is what finished flows cost",
+        include_str!("../../../examples/bench/flows-100k.toml"),
+        "10s",
+    ),
+    (
+        "flows-1m",
+        "pfabric-144, DCTCP, 1 000 000 flows of Homa's W1 sizes at 60 % load (see flows-100k)",
+        include_str!("../../../examples/bench/flows-1m.toml"),
+        "10s",
+    ),
 ];
+
+/// How `tailsim bench` ended.
+pub enum Ended {
+    Done,
+    /// Ctrl-C or SIGTERM: the running scenario was stopped and no other started.
+    Interrupted,
+}
 
 pub fn main(
     only: Option<String>,
@@ -56,12 +76,13 @@ pub fn main(
     time: Option<String>,
     in_process: bool,
     self_cmd: &[String],
-) -> Result<(), String> {
+    stop_asked: &mut dyn FnMut() -> bool,
+) -> Result<Ended, String> {
     if list {
         for (n, d, _, t) in SCENARIOS {
             out!("{n:<28} {d} (default {t} simulated)");
         }
-        return Ok(());
+        return Ok(Ended::Done);
     }
     let chosen: Vec<_> = SCENARIOS.iter().filter(|s| only.as_deref().is_none_or(|o| o == s.0)).collect();
     if chosen.is_empty() {
@@ -69,7 +90,7 @@ pub fn main(
     }
     if !in_process {
         out!(
-            "{:<28} {:>9} {:>8} {:>12} {:>10} {:>13} {:>10} {:>12} {:>9}",
+            "{:<28} {:>9} {:>8} {:>12} {:>10} {:>13} {:>10} {:>12} {:>9} {:>8}",
             "scenario",
             "sim s",
             "wall s",
@@ -78,7 +99,8 @@ pub fn main(
             "M pkt-hops/s",
             "copies",
             "wall/sim s",
-            "peak MB"
+            "peak MB",
+            "sim MB"
         );
         let (exe, pre) = self_cmd.split_first().ok_or("no command to start the benchmark with")?;
         for s in chosen {
@@ -87,21 +109,37 @@ pub fn main(
             if let Some(t) = &time {
                 cmd.args(["--time", t]);
             }
-            let out = cmd.output().map_err(|e| format!("cannot start {exe}: {e}"))?;
+            let child = cmd
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| format!("cannot start {exe}: {e}"))?;
+            let Some(out) = wait_or_stop(child, stop_asked).map_err(|e| format!("scenario {}: {e}", s.0))? else {
+                return Ok(Ended::Interrupted);
+            };
+            if out.status.code() == Some(i32::from(crate::INTERRUPTED)) {
+                return Ok(Ended::Interrupted);
+            }
             if !out.status.success() {
                 return Err(format!("scenario {} failed: {}", s.0, String::from_utf8_lossy(&out.stderr)));
             }
             out_raw!("{}", String::from_utf8_lossy(&out.stdout));
         }
-        return Ok(());
+        return Ok(Ended::Done);
     }
     for (name, _, toml, default_time) in chosen {
         let t = time.clone().unwrap_or_else(|| default_time.to_string());
+        // What the process held before the scenario: an interpreter, when started from the Python package.
+        let before = tailsim::run::resident_memory_bytes().unwrap_or(0);
         let mut exp = tailsim::load_str(toml, name, Path::new("."), &[format!("stop.time=\"{t}\"")])
             .map_err(|e| e.to_string())?;
-        let s = exp.run(&mut |_| {})?;
+        let s = exp.run_interruptible(&mut |_| !stop_asked())?;
+        if s.stop_reason == tailsim::sim::StopReason::Interrupted {
+            return Ok(Ended::Interrupted);
+        }
+        let peak = s.peak_memory_bytes.unwrap_or(0);
         out!(
-            "{:<28} {:>9.4} {:>8.2} {:>12} {:>10.2} {:>13.2} {:>10} {:>12.1} {:>9.1}",
+            "{:<28} {:>9.4} {:>8.2} {:>12} {:>10.2} {:>13.2} {:>10} {:>12.1} {:>9.1} {:>8.1}",
             name,
             s.simulated_seconds,
             s.wall_seconds,
@@ -112,10 +150,27 @@ pub fn main(
             // in the packet-hops, their count here, so a mechanism's share of the work can be seen.
             s.packets.copies + s.packets.made_by_switches,
             s.wall_seconds / s.simulated_seconds.max(1e-12),
-            s.peak_memory_bytes.unwrap_or(0) as f64 / 1e6
+            peak as f64 / 1e6,
+            peak.saturating_sub(before) as f64 / 1e6
         );
     }
-    Ok(())
+    Ok(Ended::Done)
+}
+
+/// Wait for a scenario's process, polling for Ctrl-C: if the user asks to stop, the child is killed (it
+/// may not have seen the signal: a SIGTERM or a `kill` reaches only this process) and None returned.
+fn wait_or_stop(mut child: Child, stop_asked: &mut dyn FnMut() -> bool) -> std::io::Result<Option<Output>> {
+    loop {
+        if child.try_wait()?.is_some() {
+            return child.wait_with_output().map(Some);
+        }
+        if stop_asked() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[cfg(test)]

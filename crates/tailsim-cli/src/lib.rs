@@ -171,7 +171,18 @@ pub fn main_with(args: Vec<String>, self_cmd: Vec<String>, stop_asked: &mut dyn 
                 })
                 .map_err(|e| e.to_string())
         }
-        Cmd::Bench { scenario, list, time, in_process } => bench::main(scenario, list, time, in_process, &self_cmd),
+        Cmd::Bench { scenario, list, time, in_process } => {
+            match bench::main(scenario, list, time, in_process, &self_cmd, stop_asked) {
+                Ok(bench::Ended::Interrupted) => {
+                    if !in_process {
+                        eprintln!("interrupted: the scenarios above finished, the running one was stopped");
+                    }
+                    return INTERRUPTED;
+                }
+                Ok(bench::Ended::Done) => Ok(()),
+                Err(e) => Err(e),
+            }
+        }
         Cmd::Thresholds { cdf, load, classes } => thresholds(&cdf, load, classes),
         Cmd::Qjump { hosts, rate, packet, eps, f, epoch_factor, epoch, budget, fan_in } => {
             qjump(hosts, &rate, &packet, &eps, &f, epoch_factor, epoch.as_deref(), &budget, fan_in.as_deref())
@@ -272,6 +283,9 @@ fn run(
         .map_err(|e| format!("run failed: {e}"))?;
     if show {
         eprintln!();
+    }
+    if let Some(e) = exp.world.records.spill_error() {
+        eprintln!("warning: {e} (set TAILSIM_SPILL_DIR to a directory with room)");
     }
     exp.write_results(&dir, &summary).map_err(|e| format!("cannot write results to {}: {e}", dir.display()))?;
     if summary.stop_reason == StopReason::Stalled {

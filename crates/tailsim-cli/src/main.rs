@@ -6,9 +6,9 @@ static STOP: AtomicBool = AtomicBool::new(false);
 
 fn main() -> ExitCode {
     let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "tailsim".into());
-    // Only `run` polls the flag; every other command keeps the default action (Ctrl-C ends it at once).
-    // Without a handler that default stays for `run` too: better than none.
-    if std::env::args().nth(1).as_deref() == Some("run") {
+    // Only `run` and `bench` poll the flag; every other command keeps the default action (Ctrl-C ends it at
+    // once). Without a handler that default stays for them too: better than none.
+    if matches!(std::env::args().nth(1).as_deref(), Some("run" | "bench")) {
         let _ = ctrlc::set_handler(|| {
             if STOP.swap(true, Ordering::SeqCst) {
                 std::process::exit(tailsim_cli::INTERRUPTED.into());

@@ -75,3 +75,54 @@ fn unfinished_flows_are_a_warning_and_with_strict_an_error() {
     assert!(!String::from_utf8_lossy(&r.stderr).contains("warning"));
     std::fs::remove_dir_all(&out).unwrap();
 }
+
+/// Processes whose environment holds `mark` (the bench's scenario processes inherit it).
+fn marked(mark: &str) -> Vec<String> {
+    let needle = format!("TAILSIM_TEST_MARK={mark}");
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()))
+                .filter(|e| {
+                    std::fs::read(e.path().join("environ"))
+                        .is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == needle.as_bytes()))
+                })
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `tailsim bench` runs each scenario in a child process: a signal to the parent alone (as `kill` or a
+/// supervisor sends it) stops it within a second, with exit 130, one line and no scenario process left.
+#[test]
+fn a_signal_stops_bench_and_its_scenario_process() {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    for signal in ["INT", "TERM"] {
+        let mark = format!("bench-{signal}-{}", std::process::id());
+        let child = Command::new(env!("CARGO_BIN_EXE_tailsim"))
+            .args(["bench", "--scenario", "flows-1m"])
+            .env("TAILSIM_TEST_MARK", &mark)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(700));
+        assert_eq!(marked(&mark).len(), 2, "the bench and its scenario process run");
+        let t0 = Instant::now();
+        assert!(Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success());
+        let res = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&res.stderr);
+        assert_eq!(res.status.code(), Some(130), "{signal}: {stderr}");
+        assert!(t0.elapsed() < Duration::from_secs(1), "{signal}: took {:?}", t0.elapsed());
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(marked(&mark).is_empty(), "{signal}: left {:?}", marked(&mark));
+    }
+}

@@ -184,8 +184,17 @@ fn qjump_summary(q: &crate::net::regulator::Regulator) -> QjumpSummary {
 
 /// Peak resident memory of this process (Linux VmHWM), if known.
 pub fn peak_memory_bytes() -> Option<u64> {
+    proc_status_bytes("VmHWM:")
+}
+
+/// Resident memory of this process now (Linux VmRSS), if known.
+pub fn resident_memory_bytes() -> Option<u64> {
+    proc_status_bytes("VmRSS:")
+}
+
+fn proc_status_bytes(field: &str) -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = s.lines().find(|l| l.starts_with(field))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }
@@ -206,15 +215,16 @@ impl Experiment {
             if self.flow_level { self.world.run_flow_level(self.stop) } else { self.world.run(self.stop, on_progress) };
         let wall = t0.elapsed().as_secs_f64();
         self.world.check_conservation().map_err(|e| format!("packet conservation violated: {e}"))?;
-        Ok(self.summary(stop, wall))
+        self.summary(stop, wall)
     }
 
-    pub fn summary(&self, stop: StopReason, wall: f64) -> Summary {
+    pub fn summary(&self, stop: StopReason, wall: f64) -> Result<Summary, String> {
+        let records = |e: io::Error| format!("cannot read the flow records back: {e}");
         let w = &self.world;
         let ports = &w.net.ports;
         let sum = |f: fn(&crate::net::port::PortStats) -> u64| ports.iter().map(|p| f(&p.stats)).sum::<u64>();
         let events = w.ev.processed();
-        Summary {
+        Ok(Summary {
             name: self.name.clone(),
             run_id: self.run_id(),
             tailsim_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -243,9 +253,9 @@ impl Experiment {
                 ecn_marked: sum(|s| s.ecn_marks),
                 trimmed: sum(|s| s.trims),
             },
-            buckets: summarize(&w.records, &self.buckets, self.warmup),
+            buckets: summarize(&w.records, &self.buckets, self.warmup).map_err(records)?,
             jobs: crate::metrics::jobs::summary(&w.jobs, self.warmup),
-            deadlines: deadline_stats(&w.records, self.warmup),
+            deadlines: deadline_stats(&w.records, self.warmup).map_err(records)?,
             receivers: if self.flow_level {
                 None
             } else {
@@ -272,20 +282,20 @@ impl Experiment {
                 (total != crate::net::HostSink::default()).then_some(total)
             },
             config: serde_json::to_value(&self.resolved).unwrap_or(serde_json::Value::Null),
-        }
+        })
     }
 
     /// The per-flow table.
-    pub fn flow_columns(&self) -> Vec<Column> {
+    pub fn flow_columns(&self) -> io::Result<Vec<Column>> {
         self.flow_columns_of(0..self.world.records.len())
     }
 
     /// The per-flow table's rows `rows` (the table is written in chunks of these).
-    pub fn flow_columns_of(&self, rows: std::ops::Range<usize>) -> Vec<Column> {
-        let r = &self.world.records[rows];
+    pub fn flow_columns_of(&self, rows: std::ops::Range<usize>) -> io::Result<Vec<Column>> {
+        let r = &self.world.records.read(rows)?;
         let ps = |f: &dyn Fn(&crate::metrics::FlowRecord) -> i64| r.iter().map(f).collect::<Vec<i64>>();
         let fl = |f: &dyn Fn(&crate::metrics::FlowRecord) -> f64| r.iter().map(f).collect::<Vec<f64>>();
-        vec![
+        Ok(vec![
             Column::I64("flow_id", ps(&|x| x.id as i64)),
             Column::I64("src", ps(&|x| x.src.0 as i64)),
             Column::I64("dst", ps(&|x| x.dst.0 as i64)),
@@ -304,7 +314,7 @@ impl Experiment {
             Column::I64("timeouts", ps(&|x| x.timeouts as i64)),
             Column::Str("role", r.iter().map(|x| x.role.name().to_string()).collect()),
             Column::I64("retrieval_id", ps(&|x| x.role.retrieval().map_or(-1, |q| q as i64))),
-        ]
+        ])
     }
 
     /// The per-port table (drops, marks, queue occupancy).
@@ -340,7 +350,7 @@ impl Experiment {
     }
 
     /// One row per retrieval (request–response workloads).
-    pub fn retrieval_columns(&self) -> Vec<Column> {
+    pub fn retrieval_columns(&self) -> io::Result<Vec<Column>> {
         crate::metrics::jobs::retrieval_columns(&self.world.jobs, &self.world.records)
     }
 
@@ -465,10 +475,10 @@ impl Experiment {
             Ok(())
         };
         let flows = self.world.records.len();
-        write_chunks("flows", &self.flow_columns_of(0..0), &mut |emit| {
+        write_chunks("flows", &self.flow_columns_of(0..0)?, &mut |emit| {
             (0..flows)
                 .step_by(CHUNK_ROWS)
-                .try_for_each(|lo| emit(&self.flow_columns_of(lo..flows.min(lo + CHUNK_ROWS))))
+                .try_for_each(|lo| emit(&self.flow_columns_of(lo..flows.min(lo + CHUNK_ROWS))?))
         })?;
         let mut write = |name: &str, cols: Vec<Column>| write_chunks(name, &cols, &mut |emit| emit(&cols));
         write("ports", self.port_columns())?;
@@ -476,7 +486,7 @@ impl Experiment {
             write("queues", self.queue_columns())?;
         }
         if !self.world.jobs.workflows.is_empty() {
-            write("retrievals", self.retrieval_columns())?;
+            write("retrievals", self.retrieval_columns()?)?;
             write("workflows", self.workflow_columns())?;
         }
         for (name, cols) in self.world.net.mechanism_tables().into_iter().chain(self.world.transport.table()) {

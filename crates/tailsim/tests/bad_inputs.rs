@@ -62,3 +62,14 @@ fn every_bad_input_gets_an_error_naming_file_key_or_line_and_reason() {
     }
     assert!(failures.is_empty(), "{} of {} cases:\n{}", failures.len(), files.len(), failures.join("\n"));
 }
+
+/// A packet-level run keeps finished flows' records on disk, so 10^8 flows fit where the Ideal's do not.
+#[test]
+fn many_flows_fit_a_packet_level_run_but_not_the_ideal() {
+    std::env::set_var("TAILSIM_MAX_MEMORY", "16GB");
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad-inputs/131-ideal-flows-memory.toml");
+    assert!(tailsim::load(&f, &[]).is_err());
+    if let Err(e) = tailsim::load(&f, &["transport.kind=\"dctcp\"".to_string()]) {
+        panic!("{e}");
+    }
+}

@@ -40,7 +40,7 @@ fn a_lone_message_takes_exactly_its_unloaded_latency() {
                     // spine, and the single-path closed form is no longer a bound.
                     let (e, s) = on(preset, kind, "[routing]\nload_balance = \"ecmp\"", &format!("0,{dst},{size},0\n"));
                     assert_eq!(s.flows_finished, 1);
-                    let r = &e.world.records[0];
+                    let r = e.world.records.nth(0);
                     // A pHost message longer than its free tokens sends an RTS first: one minimum frame (84 B on
                     // the wire on homa-144: 67.2 ns at 10 Gbps) ahead of its data on the sender's link.
                     let rts = match &e.world.transport {
@@ -77,7 +77,7 @@ fn pias_single_flow_within_the_initial_window_takes_its_unloaded_latency() {
         for size in [100u64, 1460, 14_600] {
             let (e, s) = on(preset, "pias", "class_thresholds = [\"1KB\", \"10KB\"]", &format!("0,143,{size},0\n"));
             assert_eq!(s.flows_finished, 1);
-            let r = &e.world.records[0];
+            let r = e.world.records.nth(0);
             assert_eq!(r.fct(), Some(r.ideal), "{preset} {size} B");
         }
     }
@@ -96,7 +96,7 @@ fn ndp_trimmed_headers_reach_the_receiver_and_their_payload_is_sent_again() {
     // unlimited here), was NACKed, and its payload was sent again exactly once.
     assert_eq!(st.headers, s.packets.trimmed);
     assert_eq!(st.nacks, st.headers);
-    let retransmits: u64 = e.world.records.iter().map(|r| r.retransmits as u64).sum();
+    let retransmits: u64 = e.world.records.all().iter().map(|r| r.retransmits as u64).sum();
     assert_eq!(retransmits, s.packets.trimmed);
     assert_eq!((s.packets.dropped, st.timeouts), (0, 0));
     // Trimming happened at the receiver's ToR downlink only, and its data queue never held more than 8 packets
@@ -106,7 +106,7 @@ fn ndp_trimmed_headers_reach_the_receiver_and_their_payload_is_sent_again() {
     assert_eq!(trims[0].peer.0, 0);
     // The receiver's downlink stays busy: the incast ends within 10 % of its 800 KB serialization time
     // plus one RTT.
-    let end = e.world.records.iter().map(|r| r.end.unwrap().secs()).fold(0.0, f64::max);
+    let end = e.world.records.all().iter().map(|r| r.end.unwrap().secs()).fold(0.0, f64::max);
     let serial = 8.0 * 70.0 * 1518.0 * 8.0 / 10e9;
     assert!(end < serial * 1.1 + 8e-6, "done at {end}, link time {serial}");
 }
@@ -135,7 +135,7 @@ fn phost_downgrades_a_sender_that_leaves_its_tokens_unused() {
     assert!(st.expired_at_sender > 0, "{st:?}");
     assert!(st.downgrades >= 1, "{st:?}");
     assert_eq!(st.upgrades, st.downgrades, "{st:?}");
-    let (long, short) = (&e.world.records[0], &e.world.records[1]);
+    let (long, short) = (e.world.records.nth(0), e.world.records.nth(1));
     assert!(short.end < long.end);
     // Downgrading bounds the waste. Without it (a downgraded sender is taken back at the next token), host 16
     // keeps sending a token per packet time to a sender busy elsewhere for the whole 1 MB, and they expire.
@@ -152,10 +152,10 @@ fn pias_demotes_a_long_flow_so_a_later_short_one_overtakes_it() {
     let rows = "16,0,2000000,0\n32,0,10000,300\n";
     let extra = "class_thresholds = [\"20KB\"]";
     let (e, _) = on("homa-144", "pias", extra, rows);
-    let short = &e.world.records[1];
+    let short = e.world.records.nth(1);
     let pias = short.fct().unwrap().0 as f64 / short.ideal.0 as f64;
     let (e2, _) = on("homa-144", "dctcp", "", rows);
-    let short2 = &e2.world.records[1];
+    let short2 = e2.world.records.nth(1);
     let dctcp = short2.fct().unwrap().0 as f64 / short2.ideal.0 as f64;
     assert!(pias < 1.25, "PIAS short-flow slowdown {pias}");
     assert!(dctcp > pias + 0.3, "DCTCP {dctcp} vs PIAS {pias}");
@@ -195,8 +195,9 @@ fn same_seed_same_results_for_each_transport() {
         );
         let (a, sa) = run(&cfg);
         let (b, sb) = run(&cfg);
-        let ends =
-            |e: &tailsim::Experiment| e.world.records.iter().map(|r| (r.id, r.end, r.retransmits)).collect::<Vec<_>>();
+        let ends = |e: &tailsim::Experiment| {
+            e.world.records.all().iter().map(|r| (r.id, r.end, r.retransmits)).collect::<Vec<_>>()
+        };
         assert_eq!(ends(&a), ends(&b), "{kind}");
         assert_eq!(sa.packets.created, sb.packets.created, "{kind}");
         assert_eq!(sa.events, sb.events, "{kind}");

@@ -82,7 +82,7 @@ fn a_blocked_head_holds_up_its_class_but_not_the_others() {
         );
         let (e, s) = run(&cfg);
         assert_eq!(s.packets.dropped, 0);
-        let r = e.world.records.iter().find(|r| r.dst.0 == 1).unwrap();
+        let r = e.world.records.all().into_iter().find(|r| r.dst.0 == 1).unwrap();
         (r.fct().unwrap(), r.ideal)
     };
     let (own_class, ideal) = fct_of_probe(0);
@@ -133,7 +133,7 @@ fn cioq_runs_are_deterministic() {
     let (b, sb) = run(&cfg);
     assert!(a.world.jobs.retrievals.len() > 100);
     assert_eq!(sa.events, sb.events);
-    let ends = |e: &tailsim::Experiment| e.world.records.iter().map(|r| r.end).collect::<Vec<_>>();
+    let ends = |e: &tailsim::Experiment| e.world.records.all().iter().map(|r| r.end).collect::<Vec<_>>();
     assert_eq!(ends(&a), ends(&b));
     assert_eq!(cioq(&a).stats.transfers, cioq(&b).stats.transfers);
 }

@@ -11,7 +11,7 @@ fn single_flow(size: u64, fabric: &str, init_cwnd: u32) -> (i64, i64) {
     let (e, s) = run(&toml);
     assert_eq!(s.flows_finished, 1);
     assert_eq!(s.packets.dropped, 0);
-    let r = &e.world.records[0];
+    let r = e.world.records.nth(0);
     (r.fct().unwrap().0 as i64, r.ideal.0 as i64)
 }
 
@@ -111,7 +111,7 @@ fn single_flow_with(size: u64, fabric: &str, transport: &str, extra: &str) -> (i
     let toml = format!("{fabric}\n[transport]\nkind = \"tcp\"\ninit_cwnd = 1000\n{transport}\n{workload}\n{extra}");
     let (e, s) = run(&toml);
     assert_eq!(s.flows_finished, 1);
-    let r = &e.world.records[0];
+    let r = e.world.records.nth(0);
     (r.fct().unwrap().0 as i64, r.timeouts, r.retransmits)
 }
 

@@ -42,12 +42,12 @@ fn fair_share(transport: &str, switch: &str, expect_timeouts: bool) {
     assert_eq!(s.flows_finished, 2);
     // NewReno's slow-start overshoot loses whole window tails and retransmissions in the first milliseconds
     // (recovered by RTO, as RFC 6675 without lost-retransmission detection must); DCTCP's marks prevent it.
-    let timeouts: u32 = e.world.records.iter().map(|r| r.timeouts).sum();
+    let timeouts: u32 = e.world.records.all().iter().map(|r| r.timeouts).sum();
     if !expect_timeouts {
         assert_eq!(timeouts, 0);
     }
     let both = 2.0 * 50e6 * 1500.0 / 1460.0 * 8.0 / 10e9 * 1e12;
-    let fcts: Vec<f64> = e.world.records.iter().map(|r| r.fct().unwrap().0 as f64).collect();
+    let fcts: Vec<f64> = e.world.records.all().iter().map(|r| r.fct().unwrap().0 as f64).collect();
     let (first, last) = (fcts[0].min(fcts[1]), fcts[0].max(fcts[1]));
     assert!(
         first >= 0.95 * both,
@@ -112,8 +112,8 @@ fn incast_times_out_drop_tail_tcp_but_not_dctcp() {
     let dctcp = "kind = \"dctcp\"\ninit_cwnd = 2\nmin_rto = \"200us\"";
     let (e_tcp, s_tcp) = run(&many_to_one(30, "200KB", tcp, sw));
     let (e_dctcp, s_dctcp) = run(&many_to_one(30, "200KB", dctcp, sw));
-    let tcp_timeouts: u32 = e_tcp.world.records.iter().map(|r| r.timeouts).sum();
-    let dctcp_timeouts: u32 = e_dctcp.world.records.iter().map(|r| r.timeouts).sum();
+    let tcp_timeouts: u32 = e_tcp.world.records.all().iter().map(|r| r.timeouts).sum();
+    let dctcp_timeouts: u32 = e_dctcp.world.records.all().iter().map(|r| r.timeouts).sum();
     assert!(s_tcp.packets.drops[DropReason::Overflow] > 0);
     assert!(tcp_timeouts > 0, "drop-tail TCP had no timeouts");
     assert_eq!(dctcp_timeouts, 0);
@@ -127,7 +127,7 @@ fn newreno_without_sack_recovers_by_partial_acks() {
     let (e, s) = run(&many_to_one(8, "4MB", "kind = \"tcp\"\ninit_cwnd = 10\nsack = false", sw));
     assert_eq!(s.flows_finished, 8);
     assert!(s.packets.drops[DropReason::Overflow] > 0);
-    let retx: u32 = e.world.records.iter().map(|r| r.retransmits).sum();
+    let retx: u32 = e.world.records.all().iter().map(|r| r.retransmits).sum();
     assert!(
         retx as u64 >= s.packets.drops[DropReason::Overflow] / 2,
         "{retx} retransmissions for {} drops",
@@ -178,7 +178,7 @@ fn cubic_without_a_loss_is_newreno() {
     let (e_reno, s_reno) = run(&many_to_one(1, "2MB", "kind = \"tcp\"\ninit_cwnd = 10", "buffer = \"4MB\""));
     let (e_cubic, s_cubic) = run(&many_to_one(1, "2MB", "kind = \"cubic\"\ninit_cwnd = 10", "buffer = \"4MB\""));
     assert_eq!(s_reno.packets.dropped + s_cubic.packets.dropped, 0);
-    assert_eq!(e_reno.world.records[0].fct(), e_cubic.world.records[0].fct());
+    assert_eq!(e_reno.world.records.nth(0).fct(), e_cubic.world.records.nth(0).fct());
 }
 
 /// One long flow through a buffer much smaller than the path's bandwidth-delay product (≈ 19 packets): after
@@ -191,7 +191,7 @@ fn cubic_keeps_a_small_buffer_busier_than_newreno() {
     let fct = |t: &str| {
         let (e, s) = run(&many_to_one(1, "20MB", t, sw));
         assert!(s.packets.drops[DropReason::Overflow] > 10, "{t}: no losses to react to");
-        e.world.records[0].fct().unwrap().0 as f64
+        e.world.records.nth(0).fct().unwrap().0 as f64
     };
     let reno = fct("kind = \"tcp\"\ninit_cwnd = 10");
     let cubic = fct("kind = \"cubic\"\ninit_cwnd = 10");

@@ -16,7 +16,7 @@ const IDEAL: &str = "[transport]\nkind = \"ideal\"";
 #[test]
 fn small_flows_get_exponential_deadlines_above_the_floor() {
     let (e, s) = run(&workload("1ms", 4000, IDEAL));
-    let r = &e.world.records;
+    let r = &e.world.records.all();
     for f in r {
         assert_eq!(f.deadline.is_some(), f.size < 200_000, "flow {} of {} B", f.id, f.size);
         if let Some(d) = f.deadline {
@@ -35,7 +35,7 @@ fn small_flows_get_exponential_deadlines_above_the_floor() {
 #[test]
 fn tight_deadlines_sit_exactly_on_the_floor() {
     let (e, _) = run(&workload("1ns", 500, IDEAL).replace("flows = 500", "flows = 500\ndeadline_min_slack = 1.5"));
-    for f in e.world.records.iter().filter(|f| f.deadline.is_some()) {
+    for f in e.world.records.all().iter().filter(|f| f.deadline.is_some()) {
         assert_eq!(f.deadline.unwrap(), Time((f.ideal.0 as f64 * 1.5).ceil() as u64));
     }
 }
@@ -44,7 +44,7 @@ fn tight_deadlines_sit_exactly_on_the_floor() {
 fn no_deadlines_no_deadline_statistics() {
     let (e, s) = run(&workload("1ms", 50, IDEAL).replace("deadline_mean = \"1ms\"\n", ""));
     assert!(s.deadlines.is_none());
-    assert!(e.world.records.iter().all(|f| f.deadline.is_none()));
+    assert!(e.world.records.all().iter().all(|f| f.deadline.is_none()));
 }
 
 const PFABRIC: &str = "[switch]\nqueue = \"pfabric\"\nbuffer = \"36KB\"\n[routing]\nload_balance = \"spray\"\n[transport]\nkind = \"pfabric\"";
@@ -72,7 +72,7 @@ fn edf_orders_by_deadline_not_by_size() {
     let (b, sb) = run(&workload("100us", 1500, PFABRIC));
     let slow = |e: &tailsim::Experiment| {
         let v: Vec<f64> =
-            e.world.records.iter().filter(|r| r.deadline.is_some()).filter_map(|r| r.slowdown()).collect();
+            e.world.records.all().iter().filter(|r| r.deadline.is_some()).filter_map(|r| r.slowdown()).collect();
         v.iter().sum::<f64>() / v.len() as f64
     };
     let (ma, mb) = (sa.deadlines.unwrap().met, sb.deadlines.unwrap().met);

@@ -42,12 +42,12 @@ fn a_lone_full_frame_takes_25_us_per_switch_hop() {
     // 1530 B at 1 Gbps = 12.24 us, + 5.476 us of link, + 4.224 us of forwarding and 3.06 us of crossbar (1530 B
     // at 4 Gbps) in the CIOQ switch = 25.000 us per switch hop.
     // Under one ToR: 2 links + 1 switch = 42.716 us; across pods: 6 links + 5 switches = 142.716 us.
-    let same_tor = lone("detail-128", 0, 1, 1460).world.records[0].fct().unwrap();
+    let same_tor = lone("detail-128", 0, 1, 1460).world.records.nth(0).fct().unwrap();
     assert_eq!(same_tor, Time::ps(42_716_000));
     let e = lone("detail-128", 0, 127, 1460);
-    let cross_pod = e.world.records[0].fct().unwrap();
+    let cross_pod = e.world.records.nth(0).fct().unwrap();
     assert_eq!(cross_pod, Time::ps(142_716_000));
-    assert_eq!(e.world.records[0].ideal, cross_pod);
+    assert_eq!(e.world.records.nth(0).ideal, cross_pod);
     assert_eq!(cross_pod - same_tor, Time::us(100)); // four more switch hops
 }
 
@@ -65,9 +65,9 @@ fn detail_16_has_slower_upper_tiers() {
     let ser = |gbps_x4: u64| 1530 * 8 * 4_000 / gbps_x4; // ps, rate in quarter-Gbps units
     let links = 2 * (ser(4) + ser(2) + ser(1)) + 6 * 5_476_000;
     let crossbars = (ser(2) + ser(1) + ser(1) + ser(2) + ser(4)) / 4;
-    let fct = e.world.records[0].fct().unwrap();
+    let fct = e.world.records.nth(0).fct().unwrap();
     assert_eq!(fct, Time::ps(links + 5 * 4_224_000 + crossbars));
-    assert_eq!(e.world.records[0].ideal, fct, "the ideal FCT counts the crossbars too");
+    assert_eq!(e.world.records.nth(0).ideal, fct, "the ideal FCT counts the crossbars too");
 }
 
 #[test]
@@ -130,7 +130,7 @@ fn fastlane_presets_are_the_detail_fabrics_at_their_speeds() {
     // 1530 B at 10 Gbps = 1.224 us per link, 6 links of 5.476 us, 5 switches of 4.224 us, and the receiving
     // server's 5 us of processing (one packet: no wait for one of its 16 servers).
     let hops = 6 * 1_224_000 + 6 * 5_476_000 + 5 * 4_224_000;
-    assert_eq!(e.world.records[0].fct().unwrap(), Time::ps(hops + 5_000_000));
+    assert_eq!(e.world.records.nth(0).fct().unwrap(), Time::ps(hops + 5_000_000));
     assert_eq!(e.world.net.hosts[127].rx_servers.len(), 16);
     let e = lone("fastlane-16", 0, 15, 1460);
     assert_eq!(e.world.net.n_hosts(), 16);

@@ -39,10 +39,10 @@ fn every_drop_becomes_a_notice_that_reaches_its_sender_and_recovery_beats_the_ti
     assert_eq!(s.host_sinks.unwrap().notices, st.notices);
     assert!(t.stats.fl_recoveries > 0 && t.stats.fl_retransmits > 0);
     // Recovery by notice, not by the 10 ms timeout: plain TCP times out, FastLane does not.
-    let timeouts = |e: &tailsim::Experiment| e.world.records.iter().map(|r| r.timeouts as u64).sum::<u64>();
+    let timeouts = |e: &tailsim::Experiment| e.world.records.all().iter().map(|r| r.timeouts as u64).sum::<u64>();
     assert_eq!(timeouts(&e), 0);
     assert!(timeouts(&tcp_e) > 0);
-    let last = |e: &tailsim::Experiment| e.world.records.iter().filter_map(|r| r.fct()).max().unwrap();
+    let last = |e: &tailsim::Experiment| e.world.records.all().iter().filter_map(|r| r.fct()).max().unwrap();
     assert!(last(&e).0 * 3 < last(&tcp_e).0 * 2, "{} vs {}", last(&e), last(&tcp_e));
     assert_eq!(s.flows_finished, 15);
     assert_eq!(tcp.flows_finished, 15);
@@ -83,7 +83,7 @@ fn fastlane_runs_are_deterministic() {
     let (a, sa) = incast("[fastlane]\n[routing]\nload_balance = \"spray\"");
     let (b, sb) = incast("[fastlane]\n[routing]\nload_balance = \"spray\"");
     assert_eq!((sa.events, sa.packet_hops), (sb.events, sb.packet_hops));
-    let ends = |e: &tailsim::Experiment| e.world.records.iter().map(|r| r.end).collect::<Vec<_>>();
+    let ends = |e: &tailsim::Experiment| e.world.records.all().iter().map(|r| r.end).collect::<Vec<_>>();
     assert_eq!(ends(&a), ends(&b));
     assert_eq!(format!("{:?}", fastlane(&a).stats()), format!("{:?}", fastlane(&b).stats()));
 }
@@ -142,7 +142,7 @@ fn a_receive_path_of_one_server_processes_a_train_one_packet_at_a_time() {
             "{fabric}[host]\nrx_delay = \"5us\"\nrx_parallel = {par}\n[transport]\nkind = \"tcp\"\ninit_cwnd = 100\n{w}"
         );
         let (e, _) = run(&cfg);
-        e.world.records[0].fct().unwrap().0
+        e.world.records.nth(0).fct().unwrap().0
     };
     assert_eq!(fct(1), 4_400_000 + 10 * 5_000_000);
     // Last packet's last bit at 4.4 + 9 × 1.2 = 15.2 us, then 5 us.

@@ -23,11 +23,11 @@ fn corrupting_link_loses_packets_and_tcp_recovers() {
         e.world.net.ports.iter().filter(|p| p.node.0 == 4).map(|p| p.stats.drops(DropReason::Corrupt)).sum();
     eprintln!(
         "retx {} data lost {} total corrupt {}",
-        e.world.records[0].retransmits,
+        e.world.records.nth(0).retransmits,
         data_lost,
         s.packets.drops[DropReason::Corrupt]
     );
-    assert!(e.world.records[0].retransmits as u64 >= data_lost);
+    assert!(e.world.records.nth(0).retransmits as u64 >= data_lost);
     // Only the corrupting link (both directions) loses packets.
     for p in &e.world.net.ports {
         let names = (p.node.0, p.peer.0);
@@ -46,7 +46,7 @@ fn link_down_then_up_stalls_then_recovers() {
     ));
     assert_eq!(s.flows_finished, 1);
     assert!(s.packets.drops[DropReason::LinkDown] > 0);
-    let r = &e.world.records[0];
+    let r = e.world.records.nth(0);
     assert!(r.timeouts >= 1);
     assert!(r.fct().unwrap().0 > 1_100_000_000, "finished before the link came back");
 }
@@ -62,7 +62,7 @@ fn permanent_failure_ends_at_the_time_limit_with_packets_accounted_for() {
     assert!(s.packets.drops[DropReason::LinkDown] > 0);
     // run() already checked conservation; check the bookkeeping is non-trivial too.
     assert_eq!(s.packets.created, s.packets.delivered + s.packets.dropped + s.packets.in_flight);
-    assert!(e.world.records[0].end.is_none());
+    assert!(e.world.records.nth(0).end.is_none());
 }
 
 #[test]
@@ -70,10 +70,10 @@ fn a_degraded_link_carries_packets_at_its_new_rate() {
     // small_fabric: 10 Gbps edges, 40 Gbps core. A 1460 B packet from host 0 to host 3 crosses h0–leaf0,
     // leaf0–spine0, spine0–leaf1, leaf1–h3. Degrading leaf0–spine0 to 1 Gbps (both directions) at time 0 makes
     // that hop's serialization 1500 B × 8 / 1 Gbps = 12 us instead of 0.3 us.
-    let healthy = run(&pair("", "1460B")).0.world.records[0].fct().unwrap();
+    let healthy = run(&pair("", "1460B")).0.world.records.nth(0).fct().unwrap();
     let (e, s) = run(&pair("[[fault]]\nat = \"0us\"\nlink = [\"leaf0\", \"spine0\"]\nrate = \"1Gbps\"", "1460B"));
     assert_eq!(s.flows_finished, 1);
-    let degraded = e.world.records[0].fct().unwrap();
+    let degraded = e.world.records.nth(0).fct().unwrap();
     // The ACK crosses the degraded link too, but the FCT ends at the receiver: one data packet, one hop.
     assert_eq!(degraded - healthy, tailsim::units::Time::ps(12_000_000 - 300_000));
     let port = e.world.net.ports.iter().find(|p| p.node.0 == 4 && p.peer.0 == 6).unwrap();

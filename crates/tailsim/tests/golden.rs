@@ -44,7 +44,7 @@ impl Fnv {
 /// legitimately rename (the summary's field layout, the order of result columns).
 fn record(e: &Experiment, s: &tailsim::Summary) -> serde_json::Value {
     let mut flows = Fnv::new();
-    for r in &e.world.records {
+    for r in &e.world.records.all() {
         for v in [r.id, r.src.0 as u64, r.dst.0 as u64, r.size, r.start.0, r.end.map_or(u64::MAX, |t| t.0), r.ideal.0] {
             flows.u64(v);
         }

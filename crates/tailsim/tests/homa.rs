@@ -42,7 +42,7 @@ fn a_lone_message_takes_exactly_its_unloaded_latency() {
     for size in [100u64, 1442, 9000, 100_000, 3_000_000] {
         let (e, s) = homa("", &format!("0,143,{size},0\n"));
         assert_eq!(s.flows_finished, 1);
-        let r = &e.world.records[0];
+        let r = e.world.records.nth(0);
         assert_eq!(r.fct(), Some(r.ideal), "{size} B: fct {:?} ideal {}", r.fct(), r.ideal);
         assert_eq!(s.packets.dropped, 0);
     }
@@ -69,7 +69,7 @@ fn monogamous_grants_serve_one_message_at_a_time_shortest_first() {
     let st = stats(&e);
     assert_eq!(st.max_granted_at_once, 1, "{st:?}");
     assert!(st.max_active <= 2, "{st:?}");
-    let (long, short) = (&e.world.records[0], &e.world.records[1]);
+    let (long, short) = (e.world.records.nth(0), e.world.records.nth(1));
     assert!(short.end < long.end);
     // The short one loses at most the long one's unscheduled bytes and one RTT to the other's first packets.
     assert!(short.fct().unwrap().0 as f64 <= 1.1 * short.ideal.0 as f64, "short: {:?} vs {}", short.fct(), short.ideal);
@@ -97,7 +97,7 @@ fn a_lost_packet_is_recovered_by_resend() {
     assert!(s.packets.drops[DropReason::Corrupt] >= 1);
     let st = stats(&e);
     assert!(st.resends >= 1, "{st:?}");
-    let r = &e.world.records[0];
+    let r = e.world.records.nth(0);
     assert!(r.retransmits >= 1 && r.timeouts >= 1, "{r:?}");
     assert!(r.fct().unwrap() > tailsim::units::Time::us(50));
 }
@@ -108,8 +108,9 @@ fn poisson_load_runs_deterministically_and_conserves_packets() {
     let (a, sa) = run(toml);
     let (b, _) = run(toml);
     assert_eq!(sa.flows_finished, 3000);
-    let key =
-        |e: &tailsim::Experiment| e.world.records.iter().map(|r| (r.src, r.dst, r.size, r.end)).collect::<Vec<_>>();
+    let key = |e: &tailsim::Experiment| {
+        e.world.records.all().iter().map(|r| (r.src, r.dst, r.size, r.end)).collect::<Vec<_>>()
+    };
     assert_eq!(key(&a), key(&b));
 }
 

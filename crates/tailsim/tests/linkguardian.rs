@@ -100,12 +100,12 @@ fn ordered_mode_hides_losses_and_reordering_from_tcp() {
     assert!(n(&st, "missing") > 50 && n(&st, "held") > 100, "{st}");
     assert_eq!((n(&st, "gave_up"), effective_loss(&st)), (0, 0.0), "{st}");
     assert!(n(&st, "duplicates") > 0, "the extra copies are dropped: {st}");
-    let rtx: u32 = e.world.records.iter().map(|r| r.retransmits).sum();
+    let rtx: u32 = e.world.records.all().iter().map(|r| r.retransmits).sum();
     assert_eq!(rtx, 0, "TCP saw a loss or a reordering");
     let (e, _) = run(&line("100Gbps", 0.02, Some("copies = 3\nmode = \"nb\""), &tcp_flows(40)));
     let st = lg_stats(&e);
     assert_eq!((n(&st, "held"), n(&st, "pauses")), (0, 0));
-    let rtx: u32 = e.world.records.iter().map(|r| r.retransmits).sum();
+    let rtx: u32 = e.world.records.all().iter().map(|r| r.retransmits).sum();
     assert!(rtx > 0, "out-of-order recovery must look like loss to TCP");
 }
 
@@ -119,10 +119,10 @@ fn a_lost_last_packet_is_found_by_the_dummies_and_rdma_never_times_out() {
     let st = lg_stats(&e);
     assert_eq!(s.flows_finished, 2000);
     assert!(n(&st, "missing") > 15 && n(&st, "dummies") > 0, "{st}");
-    let worst = e.world.records.iter().map(|r| r.fct().unwrap().0).max().unwrap();
+    let worst = e.world.records.all().iter().map(|r| r.fct().unwrap().0).max().unwrap();
     assert!(worst < 50_000_000, "a message waited {worst} ps");
     let (e, _) = run(&line("25Gbps", 0.02, None, &w));
-    let worst = e.world.records.iter().map(|r| r.fct().unwrap().0).max().unwrap();
+    let worst = e.world.records.all().iter().map(|r| r.fct().unwrap().0).max().unwrap();
     assert!(worst > 5_000_000_000, "without LG a lost message waits 5 ms: {worst} ps");
 }
 
@@ -131,7 +131,7 @@ fn runs_alike_twice() {
     let cfg = line("100Gbps", 0.02, Some("copies = 1"), &tcp_flows(10));
     let (a, _) = run(&cfg);
     let (b, _) = run(&cfg);
-    let ends = |e: &tailsim::Experiment| e.world.records.iter().map(|r| r.end).collect::<Vec<_>>();
+    let ends = |e: &tailsim::Experiment| e.world.records.all().iter().map(|r| r.end).collect::<Vec<_>>();
     assert_eq!(ends(&a), ends(&b));
     assert_eq!(lg_stats(&a), lg_stats(&b));
 }
@@ -250,7 +250,7 @@ fn the_testbed_presets_have_the_theses_rtt() {
     for (preset, rate) in [("lg-10g", 10e9), ("lg-25g", 25e9), ("lg-100g", 100e9)] {
         let w = trace_workload("lg-one.csv", "0,2,143,0\n");
         let (e, _) = run(&format!("[topology]\npreset = \"{preset}\"\n{w}"));
-        let fct = e.world.records[0].fct().unwrap().0;
+        let fct = e.world.records.nth(0).fct().unwrap().0;
         let expect = 14_000_000 + 300_000 + (3.0 * 233.0 * 8.0 / rate * 1e12) as u64;
         assert_eq!(fct, expect, "{preset}");
     }
@@ -352,7 +352,8 @@ fn lazy_acks_give_what_the_literal_ack_queue_gives() {
         let lg = format!("copies = 2\ncontrol = \"{ctl}\"");
         run(&(format!("seed = {seed}\n") + &line("100Gbps", p, Some(&lg), w) + "[stop]\ntime = \"20ms\"\n")).0
     };
-    let fcts = |e: &tailsim::Experiment| -> Vec<u64> { e.world.records.iter().map(|r| r.fct().unwrap().0).collect() };
+    let fcts =
+        |e: &tailsim::Experiment| -> Vec<u64> { e.world.records.all().iter().map(|r| r.fct().unwrap().0).collect() };
     // (1) Nothing else going back (a raw stream at p = 0.02): the same sample path, every counter equal but
     // the ACK frames, which in the literal model fill the idle direction: with the notices and pause frames,
     // one 64 B frame (5.12 ns at 100G) after another from the first packet's arrival (1500 B over the host
@@ -382,7 +383,7 @@ fn lazy_acks_give_what_the_literal_ack_queue_gives() {
             let e = with(ctl, 0.001, &tcp_flows(200), seed);
             let st = lg_stats(&e);
             assert!(n(&st, "missing") > 20 && effective_loss(&st) == 0.0, "{st}");
-            assert_eq!(e.world.records.iter().map(|r| r.retransmits).sum::<u32>(), 0);
+            assert_eq!(e.world.records.all().iter().map(|r| r.retransmits).sum::<u32>(), 0);
             f.extend(fcts(&e));
         }
     }

@@ -29,7 +29,7 @@ fn adaptive_load_balancing_spreads_packets_over_the_least_queued_uplinks() {
     assert!(mech["decisions"].as_u64().unwrap() > 4000, "{mech}");
     // Balanced uplinks finish the slowest flow sooner: ideally 3 × 2 MB over 20 Gbps (2.4 ms) instead of
     // 2 × 2 MB over one 10 Gbps uplink (3.2 ms).
-    let last = |x: &tailsim::Experiment| x.world.records.iter().map(|r| r.fct().unwrap()).max().unwrap();
+    let last = |x: &tailsim::Experiment| x.world.records.all().iter().map(|r| r.fct().unwrap()).max().unwrap();
     assert!(last(&alb).0 < last(&ecmp).0 * 9 / 10, "{} vs {}", last(&alb), last(&ecmp));
 }
 
@@ -111,12 +111,12 @@ fn failing_path(extra: &str) -> (tailsim::Experiment, tailsim::Summary) {
 fn a_flow_over_a_failed_link_finishes_after_rerouting_and_not_without() {
     let (e, s) = failing_path("[routing]\nreroute = \"50us\"");
     assert_eq!(s.flows_finished, 1, "{:?}", s.packets);
-    let fct = e.world.records[0].fct().unwrap();
+    let fct = e.world.records.nth(0).fct().unwrap();
     assert!(fct.0 > 200_000_000, "finished at {fct}, before the failure was detected");
     assert!(s.packets.drops[DropReason::LinkDown] > 0);
     let (e, s) = failing_path("");
     assert_eq!(s.flows_finished, 0, "without re-routing the flow's hash keeps it on the dead link");
-    assert!(e.world.records[0].end.is_none() && s.packets.drops[DropReason::LinkDown] > 5, "{:?}", s.packets);
+    assert!(e.world.records.nth(0).end.is_none() && s.packets.drops[DropReason::LinkDown] > 5, "{:?}", s.packets);
 }
 
 #[test]
@@ -144,7 +144,7 @@ fn every_mechanism_on_is_deterministic() {
         two_leaves(2, "")
     );
     let key = |s: &tailsim::Summary, e: &tailsim::Experiment| {
-        let fcts: Vec<_> = e.world.records.iter().map(|r| (r.end, r.retransmits)).collect();
+        let fcts: Vec<_> = e.world.records.all().iter().map(|r| (r.end, r.retransmits)).collect();
         (
             s.events,
             s.packet_hops,

@@ -16,7 +16,7 @@ fn five_flow_incast_is_served_one_flow_at_a_time() {
     // The optimum: 100 MB of payload in 1500 B frames (1460 B payload) through one 10 Gbps link.
     let per_flow = 20_000_000u64.div_ceil(1460) as f64 * 1500.0 * 8.0 / 10e9;
     let optimum = 5.0 * per_flow;
-    let mut ends: Vec<f64> = e.world.records.iter().map(|r| r.end.unwrap().secs()).collect();
+    let mut ends: Vec<f64> = e.world.records.all().iter().map(|r| r.end.unwrap().secs()).collect();
     ends.sort_by(f64::total_cmp);
     // The paper: the last flow at 80.15 ms against an 80 ms optimum (+150 us). Measured here: +239 us.
     let over = ends[4] - optimum;
@@ -75,14 +75,16 @@ fn ideal_sees_the_same_arrivals_and_bounds_pfabric() {
     let (id, s) = run(&WEBSEARCH.replace("kind = \"pfabric\"\n[[workload]]", "kind = \"ideal\"\n[[workload]]"));
     assert!(id.flow_level);
     assert_eq!(s.packets.created, 0, "the Ideal simulates no packets");
-    let key =
-        |e: &tailsim::Experiment| e.world.records.iter().map(|r| (r.src, r.dst, r.size, r.start)).collect::<Vec<_>>();
+    let key = |e: &tailsim::Experiment| {
+        e.world.records.all().iter().map(|r| (r.src, r.dst, r.size, r.start)).collect::<Vec<_>>()
+    };
     assert_eq!(key(&pf), key(&id));
     // Every Ideal FCT is at least the flow's empty-fabric FCT, and the Ideal's mean slowdown is below pFabric's.
-    for r in &id.world.records {
+    for r in &id.world.records.all() {
         assert!(r.fct().unwrap() >= r.ideal, "{r:?}");
     }
-    let mean = |e: &tailsim::Experiment| e.world.records.iter().map(|r| r.slowdown().unwrap()).sum::<f64>() / 600.0;
+    let mean =
+        |e: &tailsim::Experiment| e.world.records.all().iter().map(|r| r.slowdown().unwrap()).sum::<f64>() / 600.0;
     assert!(mean(&id) < mean(&pf), "ideal {} pfabric {}", mean(&id), mean(&pf));
     assert!(mean(&id) >= 1.0);
 }
@@ -94,5 +96,5 @@ fn ideal_leaves_a_lone_flow_at_slowdown_one() {
         trace_workload("lone.csv", "3,77,123456,5\n")
     );
     let (e, _) = run(&toml);
-    assert_eq!(e.world.records[0].slowdown(), Some(1.0));
+    assert_eq!(e.world.records.nth(0).slowdown(), Some(1.0));
 }

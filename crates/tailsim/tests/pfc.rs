@@ -45,7 +45,7 @@ fn an_incast_that_drops_without_pfc_is_lossless_with_it() {
     assert_eq!(s.packets.absorbed, s.packets.made_by_switches);
     assert!(s.mechanisms["pfc"]["pause_frames"].as_u64().unwrap() > 10);
     // Lossless but no faster: the bottleneck is the same link.
-    let last = |x: &tailsim::Experiment| x.world.records.iter().filter_map(|r| r.fct()).max().unwrap();
+    let last = |x: &tailsim::Experiment| x.world.records.all().iter().filter_map(|r| r.fct()).max().unwrap();
     assert!(last(&e).0 < 2_100_000_000, "{}", last(&e));
 }
 
@@ -114,7 +114,7 @@ fn pfc_with_adaptive_load_balancing_is_deterministic_and_lossless() {
         (
             s.events,
             serde_json::to_string(&s.mechanisms).unwrap(),
-            e.world.records.iter().map(|r| r.end).collect::<Vec<_>>(),
+            e.world.records.all().iter().map(|r| r.end).collect::<Vec<_>>(),
         )
     };
     assert_eq!(key(&e1, &s1), key(&e2, &s2));

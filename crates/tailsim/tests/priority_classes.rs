@@ -20,7 +20,7 @@ fn a_small_flow_overtakes_elephants_in_a_higher_class() {
     let one = elephants_and_a_mouse("");
     let two =
         elephants_and_a_mouse("class_thresholds = [\"100KB\"]\n[switch]\nbuffer = \"225KB\"\nclass_reserve = \"15KB\"");
-    let mouse = |e: &tailsim::Experiment| e.world.records[2].clone();
+    let mouse = |e: &tailsim::Experiment| e.world.records.nth(2).clone();
     // One FIFO class: the mouse waits behind a full 225 KB queue (180 µs at 10 Gbps).
     let (m1, m2) = (mouse(&one), mouse(&two));
     assert!(m1.fct().unwrap() > m1.ideal + tailsim::units::Time::us(100), "one class: {:?}", m1.fct());
@@ -28,7 +28,7 @@ fn a_small_flow_overtakes_elephants_in_a_higher_class() {
     assert!(m2.slowdown().unwrap() < 1.3, "two classes: slowdown {}", m2.slowdown().unwrap());
     // The elephants still finish, and no worse than 5 % behind the single-class run.
     for i in 0..2 {
-        let (a, b) = (one.world.records[i].fct().unwrap(), two.world.records[i].fct().unwrap());
+        let (a, b) = (one.world.records.nth(i).fct().unwrap(), two.world.records.nth(i).fct().unwrap());
         assert!(b.0 as f64 <= 1.05 * a.0 as f64, "elephant {i}: {b} vs {a}");
     }
 }

@@ -286,7 +286,7 @@ fn policer_drops_and_shaper_spaces_by_epochs() {
     let (e, s) = run(&star("[qjump]\nf = [1]\nexcess = \"shape\"\n", &flow));
     let q = s.qjump.as_ref().unwrap();
     assert_eq!((s.packets.dropped, q.levels[0].policed, q.levels[0].held), (0, 0, 19));
-    let fct = e.world.records[0].fct().unwrap();
+    let fct = e.world.records.nth(0).fct().unwrap();
     // The k-th packet leaves the shaper at k·e exactly; the last then crosses the empty star.
     assert!(fct >= Time(epoch.0 * 19) && fct < Time(epoch.0 * 19) + Time::us(5), "fct {fct}");
     assert!((q.levels[0].max_hold_us - 19.0 * epoch.micros()).abs() < 1e-6);
@@ -317,7 +317,7 @@ fn same_seed_same_result() {
     let toml = adversarial(5, "[qjump]\nf = [1]\nexcess = \"shape\"\n", 0);
     let (a, sa) = run(&toml);
     let (b, sb) = run(&toml);
-    let ends = |e: &tailsim::Experiment| e.world.records.iter().map(|r| r.end).collect::<Vec<_>>();
+    let ends = |e: &tailsim::Experiment| e.world.records.all().iter().map(|r| r.end).collect::<Vec<_>>();
     assert_eq!(ends(&a), ends(&b));
     let (qa, qb) = (sa.qjump.unwrap(), sb.qjump.unwrap());
     assert_eq!(format!("{:?}", qa.levels), format!("{:?}", qb.levels));

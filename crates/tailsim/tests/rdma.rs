@@ -41,7 +41,7 @@ fn a_lone_message_goes_at_line_rate_in_1024_byte_packets() {
     // 10 packets: the first takes 2 × 854.4 ns + 2 × 1 us, the other 9 follow at the 10G pace.
     let (e, s) = rdma("rdma-lone.csv", "0,3,10240,0\n", "");
     assert_eq!(s.flows_finished, 1);
-    let r = &e.world.records[0];
+    let r = e.world.records.nth(0);
     assert_eq!(r.fct().unwrap().0, 11 * PKT + 2 * US);
     assert_eq!(r.ideal, r.fct().unwrap(), "the ideal FCT uses the same RoCEv2 framing");
     assert_eq!((nic_tx(&e, 0), nic_tx(&e, 3)), (10, 10), "ten packets, an ACK for each");
@@ -60,7 +60,7 @@ fn a_lost_packet_makes_the_sender_go_back_to_the_hole() {
     let st = stats(&e);
     assert_eq!((st.naks, st.retransmits, st.out_of_order, st.timeouts, st.duplicates), (1, 8, 7, 0, 0));
     assert_eq!(nic_tx(&e, 0), 28, "20 packets and 8 sent again");
-    let r = &e.world.records[0];
+    let r = e.world.records.nth(0);
     assert_eq!(r.fct().unwrap().0, 11_107_200 + 14 * PKT + 2 * PKT + 2 * US);
     assert_eq!((r.retransmits, r.timeouts), (8, 0));
 }
@@ -74,11 +74,11 @@ fn a_lost_last_packet_waits_for_the_fixed_timeout() {
     assert_eq!(s.flows_finished, 1);
     let st = stats(&e);
     assert_eq!((st.naks, st.retransmits, st.timeouts), (0, 1, 1));
-    let r = &e.world.records[0];
+    let r = e.world.records.nth(0);
     assert_eq!(r.fct().unwrap().0, 5_417_600 + 2 * (ACK + US) + 1000 * US + 2 * PKT + 2 * US);
     // A 5 ms timeout (the thesis's CX5) moves the completion by exactly the difference.
     let (e5, _) = rdma("rdma-tail.csv", "0,3,4096,0\n", &format!("rto = \"5ms\"\n{}", lose("6.0", "6.5")));
-    assert_eq!(e5.world.records[0].fct().unwrap().0 - r.fct().unwrap().0, 4000 * US);
+    assert_eq!(e5.world.records.nth(0).fct().unwrap().0 - r.fct().unwrap().0, 4000 * US);
 }
 
 #[test]
@@ -98,7 +98,7 @@ fn a_lost_nak_is_recovered_by_the_timeout() {
     assert_eq!(s.packets.drops[DropReason::Corrupt], 2, "packet 5 and the NAK");
     let st = stats(&e);
     assert_eq!((st.naks, st.timeouts, st.retransmits, st.out_of_order, st.duplicates), (1, 1, 5, 4, 0));
-    assert_eq!(e.world.records[0].fct().unwrap().0, 1_009_203_200 + 6 * PKT + 2 * US);
+    assert_eq!(e.world.records.nth(0).fct().unwrap().0, 1_009_203_200 + 6 * PKT + 2 * US);
 }
 
 #[test]
@@ -112,7 +112,7 @@ fn a_duplicate_after_a_lost_ack_is_acknowledged_again_not_placed_twice() {
     assert_eq!(s.packets.drops[DropReason::Corrupt], 1);
     let st = stats(&e);
     assert_eq!((st.duplicates, st.timeouts, st.retransmits, st.naks), (1, 1, 1, 0));
-    let r = &e.world.records[0];
+    let r = e.world.records.nth(0);
     assert_eq!(r.fct().unwrap().0, 5 * PKT + 2 * US, "complete when the data arrived, not when acknowledged");
     assert_eq!((r.retransmits, r.timeouts), (1, 1));
     assert_eq!(nic_tx(&e, 3), 5, "four ACKs and one for the duplicate");
@@ -123,7 +123,7 @@ fn acks_coalesce_without_delaying_the_message() {
     // ack_every = 4: ACKs after packets 4 and 8, and the last (10).
     let (e, _) = rdma("rdma-lone.csv", "0,3,10240,0\n", "ack_every = 4");
     assert_eq!(nic_tx(&e, 3), 3);
-    assert_eq!(e.world.records[0].fct().unwrap().0, 11 * PKT + 2 * US);
+    assert_eq!(e.world.records.nth(0).fct().unwrap().0, 11 * PKT + 2 * US);
 }
 
 #[test]
@@ -133,7 +133,7 @@ fn connections_of_one_host_share_its_link_packet_by_packet() {
     // B0 A2 B1 ... A9 B8 B9: A's last leaves 18th, B's 20th, two packet times later.
     let (e, s) = rdma("rdma-two.csv", "0,3,10240,0\n0,2,10240,0\n", "");
     assert_eq!(s.flows_finished, 2);
-    let f: Vec<u64> = e.world.records.iter().map(|r| r.fct().unwrap().0).collect();
+    let f: Vec<u64> = e.world.records.all().iter().map(|r| r.fct().unwrap().0).collect();
     assert_eq!(f[0], 17 * PKT + 2 * PKT + 2 * US);
     assert_eq!(f[1], f[0] + 2 * PKT);
 }
@@ -153,7 +153,7 @@ fn random_corruption_both_ways_loses_nothing_and_runs_alike_twice() {
     let st = stats(&a);
     assert!(sa.packets.drops[DropReason::Corrupt] > 20, "{} corrupted", sa.packets.drops[DropReason::Corrupt]);
     assert!(st.naks > 0 && st.timeouts > 0 && st.retransmits > st.naks, "{st:?}");
-    let ends = |e: &tailsim::Experiment| e.world.records.iter().map(|r| (r.id, r.end)).collect::<Vec<_>>();
+    let ends = |e: &tailsim::Experiment| e.world.records.all().iter().map(|r| (r.id, r.end)).collect::<Vec<_>>();
     assert_eq!(ends(&a), ends(&b));
     assert_eq!(stats(&b), st);
 }

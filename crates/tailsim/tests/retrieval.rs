@@ -27,7 +27,7 @@ fn a_lone_retrieval_takes_its_request_and_response_back_to_back() {
     let j = &e.world.jobs;
     assert_eq!((j.retrievals.len(), j.workflows.len()), (1, 1));
     let r = &j.retrievals[0];
-    let (req, resp) = (&e.world.records[0], &e.world.records[1]);
+    let (req, resp) = (e.world.records.nth(0), e.world.records.nth(1));
     assert_eq!((req.role, resp.role), (Role::Request(0), Role::Response(0)));
     assert_eq!((req.src.0, req.dst.0, req.size), (0, 127, 10));
     assert_eq!((resp.src.0, resp.dst.0, resp.size), (127, 0, 2048));
@@ -90,7 +90,7 @@ fn a_partition_aggregate_workflow_ends_with_its_slowest_retrieval() {
     // 40 responses converge on the client's downlink: the last waits for the other 39.
     // 40 responses of 2 frames (1530 + 658 B, 17.504 us at 1 Gbps) converge on the client's downlink, after
     // the first request crossed the fabric.
-    let request = e.world.records[rs[0].request_flow.unwrap() as usize].ideal;
+    let request = e.world.records.nth(rs[0].request_flow.unwrap() as usize).ideal;
     assert!(slowest >= request + Time::ps(40 * 17_504_000), "{slowest}");
 }
 
@@ -147,7 +147,7 @@ fn background_flows_are_closed_loop_and_end_with_the_foreground() {
          [[workload]]\nkind = \"background\"\nsize = \"200KB\"\nsources = [16, 17]\nclass = 1\n",
     ));
     assert_eq!(s.stop_reason, tailsim::StopReason::Finished);
-    let bg: Vec<_> = e.world.records.iter().filter(|r| matches!(r.role, Role::Background(1))).collect();
+    let bg: Vec<_> = e.world.records.all().into_iter().filter(|r| matches!(r.role, Role::Background(1))).collect();
     for src in [16, 17] {
         let mine: Vec<_> = bg.iter().filter(|r| r.src.0 == src).collect();
         assert!(mine.len() >= 3, "{} flows from {src}", mine.len());

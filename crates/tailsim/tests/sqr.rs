@@ -28,7 +28,7 @@ fn sqr_summary(s: &tailsim::Summary) -> &serde_json::Value {
 }
 
 fn retransmits(e: &tailsim::Experiment) -> (u32, u32) {
-    e.world.records.iter().fold((0, 0), |a, r| (a.0 + r.retransmits, a.1 + r.timeouts))
+    e.world.records.all().iter().fold((0, 0), |a, r| (a.0 + r.retransmits, a.1 + r.timeouts))
 }
 
 #[test]
@@ -38,7 +38,7 @@ fn without_sqr_failures_cost_timeouts_and_lost_syns_cost_a_second() {
     assert!(s.packets.drops[DropReason::LinkDown] > 0);
     let (rtx, to) = retransmits(&e);
     assert!(rtx > 0 && to > 0, "retransmits {rtx}, timeouts {to}");
-    let max = e.world.records.iter().filter_map(|r| r.fct()).max().unwrap();
+    let max = e.world.records.all().iter().filter_map(|r| r.fct()).max().unwrap();
     assert!(max > Time::ms(1000), "a flow whose SYN or SYN-ACK was lost waits the 1 s initial RTO: max FCT {max}");
 }
 
@@ -60,7 +60,7 @@ fn sqr_masks_every_failure_with_sharebackup_and_with_local_rerouting() {
         assert_eq!(q["failures_detected"], 20, "{extra}: 10 failures, each seen by both ends");
         assert_eq!(q["resent_late"], 0, "{extra}: {q}");
         assert_eq!(q["resent_out_of_order"], 0, "{extra}: {q}");
-        let max = e.world.records.iter().filter_map(|r| r.fct()).max().unwrap();
+        let max = e.world.records.all().iter().filter_map(|r| r.fct()).max().unwrap();
         assert!(max < Time::ms(3), "{extra}: max FCT {max}");
     }
 }
@@ -154,7 +154,7 @@ fn without_failures_sqr_changes_nothing_but_the_egress_cost_of_its_passes() {
     let (base, _) = run(&testbed(24, None, ""));
     let (ideal, s) = run(&testbed(24, None, "[sqr]\ncache = \"ideal\""));
     assert!(sqr_summary(&s)["copies"].as_u64().unwrap() > 1000);
-    let fct = |e: &tailsim::Experiment| e.world.records.iter().map(|r| r.fct().unwrap().0).collect::<Vec<_>>();
+    let fct = |e: &tailsim::Experiment| e.world.records.all().iter().map(|r| r.fct().unwrap().0).collect::<Vec<_>>();
     assert_eq!(fct(&base), fct(&ideal), "an ideal cache costs the datapath nothing");
     let (ring, s) = run(&testbed(24, None, "[sqr]"));
     assert!(sqr_summary(&s)["passes"].as_u64().unwrap() > 10_000);
@@ -184,7 +184,7 @@ fn the_cache_holds_about_rate_times_delta_per_port() {
 fn deterministic_with_the_ring() {
     let a = run(&testbed(16, Some("760us"), "[sqr]"));
     let b = run(&testbed(16, Some("760us"), "[sqr]"));
-    let ends = |e: &tailsim::Experiment| e.world.records.iter().map(|r| r.end).collect::<Vec<_>>();
+    let ends = |e: &tailsim::Experiment| e.world.records.all().iter().map(|r| r.end).collect::<Vec<_>>();
     assert_eq!(ends(&a.0), ends(&b.0));
     assert_eq!(a.1.mechanisms, b.1.mechanisms);
     assert_eq!(a.1.events, b.1.events);
@@ -260,7 +260,7 @@ fn the_example_masks_its_failures_and_its_baseline_does_not() {
         let mut e = tailsim::load_str(&text, "sqr-testbed.toml", &dir, &sets).unwrap();
         let s = e.run(&mut |_| {}).unwrap();
         assert_eq!(s.flows_finished, 300);
-        let max = e.world.records.iter().filter_map(|r| r.fct()).max().unwrap();
+        let max = e.world.records.all().iter().filter_map(|r| r.fct()).max().unwrap();
         (retransmits(&e), max)
     };
     let (rtx, max) = go(&[]);

@@ -50,6 +50,8 @@ pub(super) struct Ctx<'a> {
     /// The run has a stop condition (`stop.time` or `stop.max_events`): a workload too large to finish is
     /// then cut, not refused.
     pub(super) stopped: bool,
+    /// The flow-level Ideal (`transport.kind = "ideal"`), which holds every flow in memory at once.
+    pub(super) flow_level: bool,
 }
 
 impl Ctx<'_> {
@@ -377,7 +379,8 @@ const PIAS_ECN_K: u64 = 22_500;
 
 pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Experiment> {
     let stopped = cfg.stop.time.is_some() || cfg.stop.max_events.is_some();
-    let c = Ctx { src, inputs: Default::default(), stopped };
+    let flow_level = cfg.transport.kind.as_deref() == Some("ideal");
+    let c = Ctx { src, inputs: Default::default(), stopped, flow_level };
     let sw = &cfg.switch;
     let mut spec = topology(&c, &cfg.topology, sw.delay.map(|d| d.0))?;
     remove_links(&c, &cfg.topology, &mut spec)?;

@@ -5,21 +5,24 @@
 //!
 //! The memory model counts what grows with the fabric and the workload; its constants were fitted to the
 //! peak RSS of `tailsim run` (fat trees k = 8…40: 6.1, 14.2, 45.0, 134, 343 MB measured, 5.4, 13.9, 48.6,
-//! 146, 372 MB modelled; 10^5 → 10^6 flows: +99 B a flow at the peak, the record and its vector's slack,
-//! since the flows table is written in chunks; 160 B leaves room for the summaries' sorted FCTs). It is
-//! meant to be within a factor of two, enough to tell a run that fits from one that cannot.
+//! 146, 372 MB modelled; 10^5 → 3·10^6 flows: +0.7 B a flow at the peak, finished flows' records being on
+//! disk (metrics/records.rs), 8 B counted; the flow-level Ideal keeps every flow: +237 B a flow measured,
+//! 320 B counted). It is meant to be within a factor of two, enough to tell a run that fits from one that
+//! cannot.
 
 use super::build::{Ctx, R};
 use crate::units::BitsPerSec;
 
 /// Bytes per host (NIC port, host state, transport tables), per switch, per link direction (a port with its
-/// 8 class queues), per (switch, destination host) route entry, and per flow (its record, kept until the
-/// results are written, and its transport state while active).
+/// 8 class queues), per (switch, destination host) route entry, and per flow: in a packet-level run a
+/// finished flow's record goes to disk, so what remains is a trace of concurrency (the transport's slots,
+/// the event queue); the flow-level Ideal holds every flow for its greedy SRPT.
 const HOST_BYTES: u64 = 1_500;
 const SWITCH_BYTES: u64 = 1_000;
 const PORT_BYTES: u64 = 900;
 const ROUTE_BYTES: u64 = 8;
-const FLOW_BYTES: u64 = 160;
+const FLOW_BYTES: u64 = 8;
+const FLOW_LEVEL_FLOW_BYTES: u64 = 320;
 /// What a run needs besides (the binary, the allocator's arenas, the event queue's first pages).
 const BASE_BYTES: u64 = 4 << 20;
 
@@ -124,7 +127,13 @@ pub(super) fn check_flows(
     max_size: Option<u64>,
     host_rate: BitsPerSec,
 ) -> R<()> {
-    check_memory(c, flows_key, (flows * FLOW_BYTES as f64) as u64, &format!("{flows:.0} flows"))?;
+    let per_flow = if c.flow_level { FLOW_LEVEL_FLOW_BYTES } else { FLOW_BYTES };
+    let what = if c.flow_level {
+        format!("{flows:.0} flows (the flow-level Ideal holds every flow at once)")
+    } else {
+        format!("{flows:.0} flows")
+    };
+    check_memory(c, flows_key, (flows * per_flow as f64) as u64, &what)?;
     if c.stopped {
         return Ok(());
     }

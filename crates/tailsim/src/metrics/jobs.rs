@@ -107,13 +107,18 @@ pub fn summary(jobs: &Jobs, warmup: Time) -> Option<JobSummary> {
 }
 
 /// The retrievals table; `timeouts` sums the request's and the response's (from the flow records).
-pub fn retrieval_columns(jobs: &Jobs, records: &[super::FlowRecord]) -> Vec<Column> {
+pub fn retrieval_columns(jobs: &Jobs, records: &super::records::FlowRecords) -> std::io::Result<Vec<Column>> {
     let r = &jobs.retrievals;
     let i = |f: &dyn Fn(&crate::traffic::jobs::Retrieval) -> i64| r.iter().map(f).collect::<Vec<i64>>();
-    let timeouts = |x: &crate::traffic::jobs::Retrieval| {
-        [x.request_flow, x.response_flow].iter().flatten().map(|&k| records[k as usize].timeouts as i64).sum()
-    };
-    vec![
+    let mut timeouts = vec![0i64; r.len()];
+    records.for_each_chunk(|chunk| {
+        for f in chunk {
+            if let Some(q) = f.role.retrieval() {
+                timeouts[q as usize] += f.timeouts as i64;
+            }
+        }
+    })?;
+    Ok(vec![
         Column::I64("retrieval_id", (0..r.len() as i64).collect()),
         Column::I64("workflow_id", i(&|x| x.workflow as i64)),
         Column::I64("client", i(&|x| x.client.0 as i64)),
@@ -124,8 +129,8 @@ pub fn retrieval_columns(jobs: &Jobs, records: &[super::FlowRecord]) -> Vec<Colu
         Column::F64("time_us", r.iter().map(|x| x.time().map_or(f64::NAN, |t| t.micros())).collect()),
         Column::F64("ideal_us", r.iter().map(|x| x.ideal.micros()).collect()),
         Column::Bool("finished", r.iter().map(|x| x.end.is_some()).collect()),
-        Column::I64("timeouts", i(&timeouts)),
-    ]
+        Column::I64("timeouts", timeouts),
+    ])
 }
 
 /// The workflows table.

@@ -4,10 +4,14 @@ pub mod inbound;
 pub mod jobs;
 pub mod latency;
 pub mod output;
+pub mod records;
+pub mod select;
 
 use crate::net::Network;
 use crate::units::{NodeId, Time};
+use records::FlowRecords;
 use serde::Serialize;
+use std::io;
 
 /// One flow, as written to flows.parquet.
 #[derive(Clone, Debug)]
@@ -122,13 +126,11 @@ fn fmt_bytes(b: u64) -> String {
     }
 }
 
-/// Summaries for flows in (edges[i-1], edges[i]] and an "all" row; flows starting before `warmup` are left out.
-pub fn summarize(records: &[FlowRecord], edges: &[u64], warmup: Time) -> Vec<BucketStats> {
+/// The size buckets: (lo, hi] for each pair of edges (0 first, infinity last), then "all".
+fn buckets(edges: &[u64]) -> Vec<(u64, u64, String)> {
     let mut bounds = vec![0u64];
     bounds.extend_from_slice(edges);
-    let mut out = Vec::new();
-    let all = (0u64, u64::MAX, "all".to_string());
-    let mut buckets: Vec<(u64, u64, String)> = bounds
+    let mut out: Vec<(u64, u64, String)> = bounds
         .iter()
         .enumerate()
         .map(|(i, &lo)| {
@@ -141,30 +143,82 @@ pub fn summarize(records: &[FlowRecord], edges: &[u64], warmup: Time) -> Vec<Buc
             (lo, hi, name)
         })
         .collect();
-    buckets.push(all);
-    for (lo, hi, name) in buckets {
-        let sel: Vec<&FlowRecord> =
-            records.iter().filter(|r| r.start >= warmup && r.size > lo && r.size <= hi).collect();
-        let mut fct: Vec<f64> = sel.iter().filter_map(|r| r.fct()).map(|t| t.micros()).collect();
-        let mut sd: Vec<f64> = sel.iter().filter_map(|r| r.slowdown()).collect();
-        fct.sort_by(f64::total_cmp);
-        sd.sort_by(f64::total_cmp);
-        let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
-        out.push(BucketStats {
-            bucket: name,
-            flows: sel.len(),
-            unfinished: sel.len() - fct.len(),
-            fct_mean_us: mean(&fct),
-            fct_p50_us: percentile(&fct, 0.5),
-            fct_p99_us: percentile(&fct, 0.99),
-            fct_p999_us: percentile(&fct, 0.999),
-            slowdown_mean: mean(&sd),
-            slowdown_p50: percentile(&sd, 0.5),
-            slowdown_p99: percentile(&sd, 0.99),
-            slowdown_p999: percentile(&sd, 0.999),
-        });
-    }
+    out.push((0, u64::MAX, "all".to_string()));
     out
+}
+
+const QUANTILES: [f64; 3] = [0.5, 0.99, 0.999];
+
+/// Summaries for flows in (edges[i-1], edges[i]] and an "all" row; flows starting before `warmup` are left out.
+///
+/// The records are read a chunk at a time (one pass for counts and means, then the passes of an exact
+/// selection for the percentiles), so memory does not grow with the number of flows.
+pub fn summarize(records: &FlowRecords, edges: &[u64], warmup: Time) -> io::Result<Vec<BucketStats>> {
+    let bs = buckets(edges);
+    let all = bs.len() - 1;
+    // A flow's rows: its size bucket and "all" (an empty flow is in neither, as (0, ...] leaves it out).
+    let rows = |r: &FlowRecord| {
+        let b = bs[..all].iter().position(|&(lo, hi, _)| r.size > lo && r.size <= hi);
+        b.map(|b| [b, all])
+    };
+    let (mut flows, mut finished) = (vec![0u64; bs.len()], vec![0u64; bs.len()]);
+    let mut sums = vec![[select::Sum::default(); 2]; bs.len()];
+    records.for_each_chunk(|chunk| {
+        for r in chunk.iter().filter(|r| r.start >= warmup) {
+            let metrics = r.fct().map(|f| [f.micros(), r.slowdown().expect("finished")]);
+            for b in rows(r).into_iter().flatten() {
+                flows[b] += 1;
+                if let Some(m) = metrics {
+                    finished[b] += 1;
+                    sums[b][0].add(m[0]);
+                    sums[b][1].add(m[1]);
+                }
+            }
+        }
+    })?;
+    // Targets (bucket, metric, quantile), numbered in that order.
+    let mut sel = select::Selector::new();
+    for &n in &finished {
+        for _metric in 0..2 {
+            for q in QUANTILES {
+                sel.quantile(q, n);
+            }
+        }
+    }
+    while sel.pending() {
+        records.for_each_chunk(|chunk| {
+            for r in chunk.iter().filter(|r| r.start >= warmup) {
+                let Some(fct) = r.fct() else { continue };
+                let metrics = [fct.micros(), r.slowdown().expect("finished")];
+                for b in rows(r).into_iter().flatten() {
+                    for (m, &x) in metrics.iter().enumerate() {
+                        for q in 0..QUANTILES.len() {
+                            sel.observe((b * 2 + m) * QUANTILES.len() + q, x);
+                        }
+                    }
+                }
+            }
+        })?;
+        sel.end_pass();
+    }
+    let pct = |b: usize, m: usize, q: usize| sel.result((b * 2 + m) * QUANTILES.len() + q);
+    Ok(bs
+        .into_iter()
+        .enumerate()
+        .map(|(b, (_, _, name))| BucketStats {
+            bucket: name,
+            flows: flows[b] as usize,
+            unfinished: (flows[b] - finished[b]) as usize,
+            fct_mean_us: sums[b][0].mean(finished[b]),
+            fct_p50_us: pct(b, 0, 0),
+            fct_p99_us: pct(b, 0, 1),
+            fct_p999_us: pct(b, 0, 2),
+            slowdown_mean: sums[b][1].mean(finished[b]),
+            slowdown_p50: pct(b, 1, 0),
+            slowdown_p99: pct(b, 1, 1),
+            slowdown_p999: pct(b, 1, 2),
+        })
+        .collect())
 }
 
 /// pFabric's deadline metrics (§5.4.2): application throughput — the fraction of flows with a deadline that
@@ -179,21 +233,33 @@ pub struct DeadlineStats {
 }
 
 /// Deadline metrics over flows starting at or after `warmup`; None when no flow has a deadline.
-pub fn deadline_stats(records: &[FlowRecord], warmup: Time) -> Option<DeadlineStats> {
-    let sel = || records.iter().filter(|r| r.start >= warmup);
-    let flows = sel().filter(|r| r.deadline.is_some()).count();
-    if flows == 0 {
-        return None;
-    }
-    let met = sel().filter(|r| r.met_deadline() == Some(true)).count();
-    let other: Vec<f64> = sel().filter(|r| r.deadline.is_none()).filter_map(|r| r.slowdown()).collect();
-    Some(DeadlineStats {
+pub fn deadline_stats(records: &FlowRecords, warmup: Time) -> io::Result<Option<DeadlineStats>> {
+    let (mut flows, mut met, mut other_flows, mut other_finished) = (0, 0, 0, 0u64);
+    let mut other = select::Sum::default();
+    records.for_each_chunk(|chunk| {
+        for r in chunk.iter().filter(|r| r.start >= warmup) {
+            match r.met_deadline() {
+                Some(m) => {
+                    flows += 1;
+                    met += m as usize;
+                }
+                None => {
+                    other_flows += 1;
+                    if let Some(s) = r.slowdown() {
+                        other_finished += 1;
+                        other.add(s);
+                    }
+                }
+            }
+        }
+    })?;
+    Ok((flows > 0).then(|| DeadlineStats {
         flows,
         met,
         application_throughput: met as f64 / flows as f64,
-        other_flows: sel().filter(|r| r.deadline.is_none()).count(),
-        other_slowdown_mean: if other.is_empty() { f64::NAN } else { other.iter().sum::<f64>() / other.len() as f64 },
-    })
+        other_flows,
+        other_slowdown_mean: other.mean(other_finished),
+    }))
 }
 
 #[cfg(test)]
@@ -206,5 +272,77 @@ mod tests {
         assert_eq!(percentile(&v, 0.99), 99.0);
         assert_eq!(percentile(&v, 0.999), 100.0);
         assert_eq!(percentile(&[3.0], 0.99), 3.0);
+    }
+
+    /// The streamed summary (counts, compensated means, radix-selected percentiles, from a store that spilled
+    /// most records to disk) against sorting each bucket's values, as the summary was first computed.
+    #[test]
+    fn streamed_buckets_match_sorting() {
+        use crate::traffic::jobs::Role;
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(3);
+        let mut store = FlowRecords::default();
+        store.set_spill_at(100);
+        let mut recs = vec![];
+        for id in 0..5000u64 {
+            let size = [0u64, 500, 1000, 1001, 80_000, 3_000_000][rng.gen_range(0..6)];
+            let start = Time(rng.gen_range(0..1_000_000));
+            let r = FlowRecord {
+                id,
+                src: NodeId(0),
+                dst: NodeId(1),
+                size,
+                start,
+                end: None,
+                ideal: Time(rng.gen_range(1_000..9_000)),
+                deadline: None,
+                retransmits: 0,
+                timeouts: 0,
+                role: Role::Flow,
+            };
+            store.push(r.clone());
+            recs.push(r);
+        }
+        for r in recs.iter_mut() {
+            if rng.gen_bool(0.05) {
+                continue; // unfinished
+            }
+            let end = r.start + Time(rng.gen_range(1_000..5_000_000));
+            store.received(r.id, end);
+            store.closed(r.id, 0, 0);
+            r.end = Some(end);
+        }
+        assert!(store.spilled() > 4000);
+        let warmup = Time(100_000);
+        let got = summarize(&store, &[1000, 100_000], warmup).unwrap();
+        let names: Vec<&str> = got.iter().map(|b| b.bucket.as_str()).collect();
+        assert_eq!(names, ["(0,1KB]", "(1KB,100KB]", "(100KB,inf)", "all"]);
+        for (b, (lo, hi)) in got.iter().zip([(0, 1000), (1000, 100_000), (100_000, u64::MAX), (0, u64::MAX)]) {
+            let sel: Vec<&FlowRecord> =
+                recs.iter().filter(|r| r.start >= warmup && r.size > lo && r.size <= hi).collect();
+            let mut fct: Vec<f64> = sel.iter().filter_map(|r| r.fct()).map(|t| t.micros()).collect();
+            let mut sd: Vec<f64> = sel.iter().filter_map(|r| r.slowdown()).collect();
+            fct.sort_by(f64::total_cmp);
+            sd.sort_by(f64::total_cmp);
+            assert_eq!((b.flows, b.unfinished), (sel.len(), sel.len() - fct.len()), "{}", b.bucket);
+            assert_eq!(
+                [b.fct_p50_us, b.fct_p99_us, b.fct_p999_us, b.slowdown_p50, b.slowdown_p99, b.slowdown_p999],
+                [0.5, 0.99, 0.999, 0.5, 0.99, 0.999]
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &q)| percentile(if i < 3 { &fct } else { &sd }, q))
+                    .collect::<Vec<_>>()
+                    .as_slice(),
+                "{}",
+                b.bucket
+            );
+            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+            assert!((b.fct_mean_us / mean(&fct) - 1.0).abs() < 1e-12, "{}", b.bucket);
+            assert!((b.slowdown_mean / mean(&sd) - 1.0).abs() < 1e-12, "{}", b.bucket);
+        }
+        // Size-0 flows are in no bucket, not even "all" (as (0, ...] leaves them out).
+        let empty = recs.iter().filter(|r| r.start >= warmup && r.size == 0).count();
+        assert!(empty > 0);
+        assert_eq!(got[3].flows, recs.iter().filter(|r| r.start >= warmup).count() - empty);
     }
 }

@@ -3,7 +3,7 @@
 //! (traffic/jobs.rs describes the workloads).
 
 use super::World;
-use crate::metrics::ideal_fct;
+use crate::metrics::{ideal_fct, FlowRecord};
 use crate::traffic::jobs::{Retrieval, Role, Shape, Workflow};
 use crate::traffic::{Generator, NewFlow};
 use crate::units::Time;
@@ -72,15 +72,15 @@ impl World {
         self.class_of(wf.workload as usize)
     }
 
-    /// Flow `k` has just finished: start what follows it.
-    pub(super) fn flow_done(&mut self, k: usize) {
-        match self.records[k].role {
+    /// Flow `r` has just finished: start what follows it.
+    pub(super) fn flow_done(&mut self, r: &FlowRecord) {
+        match r.role {
             Role::Flow => self.foreground_finished(),
             Role::Background(g) => {
                 if self.foreground_done {
                     return;
                 }
-                let src = self.records[k].src;
+                let src = r.src;
                 let Generator::Background(b) = &mut self.generators[g as usize] else {
                     unreachable!("a background flow's generator")
                 };

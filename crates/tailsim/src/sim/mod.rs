@@ -5,6 +5,7 @@ mod chain;
 
 use crate::engine::{Event, EventQueue};
 use crate::metrics::inbound::{Inbound, InboundStats};
+use crate::metrics::records::FlowRecords;
 use crate::metrics::{ideal_fct, FlowRecord, Framing};
 use crate::net::ledger::LedgerError;
 use crate::net::packet::PktKind;
@@ -72,7 +73,8 @@ pub struct World {
     pub generators: Vec<Generator>,
     pub faults: Vec<Fault>,
     pub framing: Framing,
-    pub records: Vec<FlowRecord>,
+    /// Every flow's record: open ones in memory, final ones on their way to disk (metrics/records.rs).
+    pub records: FlowRecords,
     pub flows_finished: u64,
     /// Retrievals and workflows (request–response workloads).
     pub jobs: Jobs,
@@ -147,7 +149,7 @@ impl World {
             generators,
             faults,
             framing,
-            records: Vec::new(),
+            records: FlowRecords::default(),
             flows_finished: 0,
             jobs: Jobs::default(),
             foreground_open,
@@ -323,20 +325,27 @@ impl World {
             }
         }
         let fr = self.framing;
-        let flows: Vec<crate::ideal::IdealFlow> = self
+        // Every flow is open (nothing has closed): the fluid model needs them all at once.
+        let (ids, flows): (Vec<u64>, Vec<crate::ideal::IdealFlow>) = self
             .records
-            .iter()
+            .open_flows()
             .map(|r| {
                 let pkts = r.size.div_ceil(fr.mss).max(1);
                 let wire = r.size + pkts * (fr.header + fr.wire_overhead);
                 let rate = self.net.ports[self.net.hosts[r.src.idx()].nic.idx()].rate;
-                crate::ideal::IdealFlow { src: r.src.0, dst: r.dst.0, arrival: r.start, work: rate.tx_time(wire) }
+                (
+                    r.id,
+                    crate::ideal::IdealFlow { src: r.src.0, dst: r.dst.0, arrival: r.start, work: rate.tx_time(wire) },
+                )
             })
-            .collect();
+            .unzip();
         let fluid = crate::ideal::srpt_greedy(&flows, self.net.n_hosts());
-        for ((r, f), d) in self.records.iter_mut().zip(&flows).zip(fluid) {
-            r.end = Some(r.start + d + r.ideal.saturating_sub(f.work));
-            self.now = self.now.max(r.end.unwrap());
+        for ((id, f), d) in ids.into_iter().zip(&flows).zip(fluid) {
+            let ideal = self.records.open(id).expect("every flow is open").ideal;
+            let end = f.arrival + d + ideal.saturating_sub(f.work);
+            self.records.received(id, end);
+            self.records.closed(id, 0, 0);
+            self.now = self.now.max(end);
         }
         self.flows_finished = self.records.len() as u64;
         StopReason::Finished
@@ -441,7 +450,7 @@ impl World {
 
     /// Hand recorded flow `k` to the transport, in the class its workload sets (if any).
     fn start(&mut self, k: usize, class: Option<u8>) {
-        let r = &self.records[k];
+        let r = self.records.open(k as u64).expect("a flow that starts is open");
         let spec = FlowSpec {
             id: r.id,
             src: r.src,
@@ -472,22 +481,19 @@ impl World {
             for e in events.drain(..) {
                 match e {
                     FlowEvent::Heard { id, at } => {
-                        let dst = self.records[id as usize].dst;
-                        self.inbound.heard(&self.net, id, dst, at);
+                        if let Some(r) = self.records.open(id) {
+                            self.inbound.heard(&self.net, id, r.dst, at);
+                        }
                     }
                     FlowEvent::Received { id, at } => {
-                        let r = &mut self.records[id as usize];
-                        if r.end.is_none() {
-                            r.end = Some(at);
+                        if let Some(r) = self.records.received(id, at) {
                             self.flows_finished += 1;
                             self.inbound.received(&self.net, id, r.dst, at);
-                            self.flow_done(id as usize);
+                            self.flow_done(&r);
                         }
                     }
                     FlowEvent::Closed { id, retransmits, timeouts } => {
-                        let r = &mut self.records[id as usize];
-                        r.retransmits = retransmits;
-                        r.timeouts = timeouts;
+                        self.records.closed(id, retransmits, timeouts);
                     }
                 }
             }
