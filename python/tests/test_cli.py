@@ -89,3 +89,14 @@ def test_thresholds_command_and_reproduce_parts_are_checked():
     assert r.returncode == 1 and "--cdf" in r.stderr and "nope" in r.stderr
     r = subprocess.run([*tailsim_cmd(), "reproduce", "pfabric", "--parts", "main,edf"], capture_output=True, text=True)
     assert r.returncode == 2 and "unknown edf" in r.stderr
+
+
+def test_bench_from_the_console_script_measures_the_simulator_not_pandas():
+    # The scenario's process loads only the extension module: its peak is the simulator's plus a bare
+    # interpreter (about 32 MB for flows-100k), not pandas and matplotlib (about 137 MB when it imported them).
+    r = subprocess.run([*tailsim_cmd(), "bench", "--scenario", "flows-100k"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    row = next(line for line in r.stdout.splitlines() if line.startswith("flows-100k"))
+    peak_mb, sim_mb = (float(v) for v in row.split()[-2:])
+    assert peak_mb < 70, row
+    assert 0 < sim_mb <= peak_mb, row
