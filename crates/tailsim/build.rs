@@ -42,4 +42,45 @@ fn main() {
         eat(&std::fs::read(f).unwrap_or_default());
     }
     println!("cargo:rustc-env=TAILSIM_BUILD={h:016x}");
+    println!("cargo:rustc-env=TAILSIM_COMMIT={}", commit(&here.join("../..")));
+}
+
+/// The git commit the sources come from, "-modified" when the simulator's sources differ from it, or
+/// "unknown" outside a git checkout (a source archive). Informative only (tables' metadata); the build hash
+/// is what identifies a build. Computed again when the sources change or HEAD moves.
+fn commit(root: &Path) -> String {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let Some(head) = git(&["rev-parse", "HEAD"]).filter(|h| !h.is_empty()) else { return "unknown".into() };
+    // A new commit changes the answer without touching the sources: look again when HEAD or its branch moves.
+    if let Some(dir) = git(&["rev-parse", "--absolute-git-dir"]) {
+        let dir = PathBuf::from(dir);
+        let branch = git(&["symbolic-ref", "-q", "HEAD"]).unwrap_or_default();
+        for f in [dir.join("HEAD"), dir.join(&branch), dir.join("packed-refs")] {
+            if f.is_file() {
+                println!("cargo:rerun-if-changed={}", f.display());
+            }
+        }
+    }
+    let paths = [
+        "status",
+        "--porcelain",
+        "--untracked-files=no",
+        "--",
+        "crates/tailsim",
+        "crates/tailsim-workload",
+        "Cargo.lock",
+    ];
+    match git(&paths) {
+        Some(s) if s.is_empty() => head,
+        _ => format!("{head}-modified"),
+    }
 }

@@ -25,6 +25,30 @@ def table_file(directory: Path, name: str) -> Optional[Path]:
     return None
 
 
+# Integer columns that may be null (an unfinished flow's end, a plain flow's retrieval), by table: read as
+# pandas' nullable Int64, so they stay integers whether or not a run left anything unfinished. (Parquet files
+# say which columns are optional, CSV files cannot: the list makes both read alike.)
+NULLABLE_INT = {
+    "flows": ("end_ps", "fct_ps", "retrieval_id"),
+    "retrievals": ("start_ps", "end_ps"),
+    "workflows": ("end_ps",),
+}
+
+
+def read_table(f: Path, name: str, columns: Optional[Sequence[str]] = None) -> pd.DataFrame:
+    """A results table as a DataFrame: null integers as ``<NA>`` (Int64), null floats as NaN."""
+    cols = list(columns) if columns is not None else None
+    if f.suffix == ".parquet":
+        # pyarrow converts numeric columns without copying where the layout allows.
+        df = pd.read_parquet(f, engine="pyarrow", columns=cols)
+    else:
+        df = pd.read_csv(f, usecols=cols)
+    for c in NULLABLE_INT.get(name, ()):
+        if c in df.columns:
+            df[c] = df[c].astype("Int64")
+    return df
+
+
 class ResultsMismatch(ValueError):
     """A results directory whose tables are not the ones its summary.json describes."""
 
@@ -83,11 +107,8 @@ class Result:
             f = self._file(name)
             if f is None:
                 self._tables[name] = pd.DataFrame()
-            elif f.suffix == ".parquet":
-                # pyarrow converts numeric columns without copying where the layout allows.
-                self._tables[name] = pd.read_parquet(f, engine="pyarrow")
             else:
-                self._tables[name] = pd.read_csv(f)
+                self._tables[name] = read_table(f, name)
         return self._tables[name]
 
     @property
@@ -100,7 +121,7 @@ class Result:
         f = self._file("flows")
         if "flows" in self._tables or f is None or f.suffix != ".parquet":
             return self.flows[list(columns)]
-        return pd.read_parquet(f, engine="pyarrow", columns=list(columns))
+        return read_table(f, "flows", columns)
 
     @property
     def ports(self) -> pd.DataFrame:

@@ -35,7 +35,8 @@ def backlog(flows: pd.DataFrame, until_s: float, samples: int = 60) -> pd.DataFr
     """Bytes of messages that have arrived but not completed, at ``samples`` times over (0, until_s]."""
     t = np.linspace(until_s / samples, until_s, samples)
     start = flows["start_ps"].to_numpy() / 1e12
-    end = np.where(flows["finished"].to_numpy(), flows["end_ps"].to_numpy() / 1e12, np.inf)
+    end_ps = flows["end_ps"].to_numpy(dtype=float, na_value=np.nan)  # null (unfinished) in results files
+    end = np.where(flows["finished"].to_numpy(dtype=bool), end_ps / 1e12, np.inf)
     size = flows["size_bytes"].to_numpy().astype(float)
     order_s, order_e = np.argsort(start), np.argsort(end)
     arrived = np.concatenate([[0.0], np.cumsum(size[order_s])])[np.searchsorted(start[order_s], t, side="right")]

@@ -45,7 +45,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ._config import ConfigLike, normalize, overrides
-from .result import Result, table_file
+from .result import Result, read_table, table_file
 
 __all__ = ["sweep", "SweepResult", "SweepBusy", "points"]
 
@@ -188,7 +188,7 @@ class SweepResult:
     @property
     def flows(self) -> pd.DataFrame:
         """Every point's flows, with the swept keys as columns."""
-        return pd.read_parquet(self.dir / "flows.parquet")
+        return read_table(self.dir / "flows.parquet", "flows")
 
     @property
     def summary(self) -> pd.DataFrame:
@@ -456,7 +456,9 @@ def _combine(out: Path, specs: list) -> None:
 
 
 def _read_flows(f: Path) -> pa.Table:
-    return pq.read_table(f) if f.suffix == ".parquet" else pa.Table.from_pandas(pd.read_csv(f), preserve_index=False)
+    if f.suffix == ".parquet":
+        return pq.read_table(f)
+    return pa.Table.from_pandas(read_table(f, "flows"), preserve_index=False)
 
 
 def _unify(schemas: list) -> pa.Schema:

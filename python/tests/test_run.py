@@ -167,3 +167,38 @@ def test_retrieval_tables_link_flows_retrievals_and_workflows(tmp_path):
     resp = f[f["role"] == "response"].set_index("retrieval_id")
     assert (resp.loc[q["retrieval_id"], "end_ps"].to_numpy() == q["end_ps"].to_numpy()).all()
     assert r.summary["workflows"][0]["count"] == 20
+
+
+def test_unknown_values_are_nulls_and_tables_say_where_they_came_from(tmp_path):
+    import pyarrow.parquet as pq
+
+    cfg = small_dict(300)
+    cfg["stop"] = {"time": "5ms"}  # the largest web-search flows are still running
+    r = tailsim.run(cfg, tmp_path / "p", progress=False)
+    c = tailsim.run({**cfg, "output": {"format": "csv"}}, tmp_path / "c", progress=False)
+    f = r.flows
+    unfinished = ~f["finished"]
+    assert 0 < unfinished.sum() < len(f)
+    # Nulls, not sentinels: pandas' nullable Int64 for integers, NaN for floats; from either format alike.
+    for col in ("end_ps", "fct_ps", "retrieval_id"):
+        assert str(f[col].dtype) == "Int64", (col, f[col].dtype)
+    assert f.loc[unfinished, "end_ps"].isna().all() and f.loc[~unfinished, "end_ps"].notna().all()
+    assert f.loc[unfinished, ["fct_us", "slowdown"]].isna().all().all()
+    assert f["retrieval_id"].isna().all() and (f["end_ps"].dropna() >= 0).all()
+    pd.testing.assert_frame_equal(f, c.flows, check_dtype=True)
+    # Parquet declares exactly the unknowable columns optional.
+    schema = pq.read_schema(tmp_path / "p" / "flows.parquet")
+    optional = {x.name for x in schema if x.nullable}
+    assert optional == {"end_ps", "fct_ps", "fct_us", "slowdown", "deadline_us", "retrieval_id"}
+    assert pq.read_table(tmp_path / "p" / "flows.parquet").column("end_ps").null_count == unfinished.sum()
+    # Every table carries its provenance.
+    for table in ("flows", "ports"):
+        meta = {
+            k.decode(): v.decode() for k, v in pq.read_metadata(tmp_path / "p" / f"{table}.parquet").metadata.items()
+        }
+        assert meta["tailsim.run_id"] == r.summary["run_id"]
+        assert meta["tailsim.version"] == r.summary["tailsim_version"]
+        assert meta["tailsim.build"] == r.summary["tailsim_build"]
+        assert meta["tailsim.seed"] == str(r.summary["seed"])
+        assert json.loads(meta["tailsim.config"]) == r.summary["config"]
+        assert len(meta["tailsim.config_hash"]) == 16 and meta["tailsim.commit"]

@@ -301,19 +301,19 @@ impl Experiment {
             Column::I64("dst", ps(&|x| x.dst.0 as i64)),
             Column::I64("size_bytes", ps(&|x| x.size as i64)),
             Column::I64("start_ps", ps(&|x| x.start.0 as i64)),
-            Column::I64("end_ps", ps(&|x| x.end.map_or(-1, |e| e.0 as i64))),
-            Column::I64("fct_ps", ps(&|x| x.fct().map_or(-1, |e| e.0 as i64))),
+            Column::OptI64("end_ps", r.iter().map(|x| x.end.map(|e| e.0 as i64)).collect()),
+            Column::OptI64("fct_ps", r.iter().map(|x| x.fct().map(|e| e.0 as i64)).collect()),
             Column::I64("ideal_fct_ps", ps(&|x| x.ideal.0 as i64)),
             Column::F64("start_us", fl(&|x| x.start.micros())),
-            Column::F64("fct_us", fl(&|x| x.fct().map_or(f64::NAN, |t| t.micros()))),
+            Column::OptF64("fct_us", r.iter().map(|x| x.fct().map(|t| t.micros())).collect()),
             Column::F64("ideal_fct_us", fl(&|x| x.ideal.micros())),
-            Column::F64("slowdown", fl(&|x| x.slowdown().unwrap_or(f64::NAN))),
+            Column::OptF64("slowdown", r.iter().map(|x| x.slowdown()).collect()),
             Column::Bool("finished", r.iter().map(|x| x.end.is_some()).collect()),
-            Column::F64("deadline_us", fl(&|x| x.deadline.map_or(f64::NAN, |d| d.micros()))),
+            Column::OptF64("deadline_us", r.iter().map(|x| x.deadline.map(|d| d.micros())).collect()),
             Column::I64("retransmits", ps(&|x| x.retransmits as i64)),
             Column::I64("timeouts", ps(&|x| x.timeouts as i64)),
             Column::Str("role", r.iter().map(|x| x.role.name().to_string()).collect()),
-            Column::I64("retrieval_id", ps(&|x| x.role.retrieval().map_or(-1, |q| q as i64))),
+            Column::OptI64("retrieval_id", r.iter().map(|x| x.role.retrieval().map(|q| q as i64)).collect()),
         ])
     }
 
@@ -457,10 +457,29 @@ impl Experiment {
         res
     }
 
+    /// What every Parquet table carries, so that a table on its own says where it came from: the run id it
+    /// shares with summary.json (checked by `tailsim.load`), the version and build, the commit the build was
+    /// made from (if it was built from a git checkout), the seed, and the resolved configuration with its hash.
+    fn table_metadata(&self, summary: &Summary) -> Vec<(&'static str, String)> {
+        let config = serde_json::to_string(&summary.config).unwrap_or_default();
+        let hash = config.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+        vec![
+            ("tailsim.run_id", summary.run_id.clone()),
+            ("tailsim.version", summary.tailsim_version.clone()),
+            ("tailsim.build", summary.tailsim_build.clone()),
+            ("tailsim.commit", env!("TAILSIM_COMMIT").to_string()),
+            ("tailsim.name", summary.name.clone()),
+            ("tailsim.seed", summary.seed.to_string()),
+            ("tailsim.config_hash", format!("{hash:016x}")),
+            ("tailsim.config", config),
+        ]
+    }
+
     fn write_tables(&self, dir: &Path, summary: &Summary) -> io::Result<()> {
         // One table at a time, each built just before it is written; the flows table in chunks too, so its
         // columns never exist whole beside the records (docs/performance.md).
         let mut files = serde_json::Map::new();
+        let meta = self.table_metadata(summary);
         let mut write_chunks = |name: &str, header: &[Column], chunks: &mut Chunks| -> io::Result<()> {
             let file = match self.format {
                 OutputFormat::Parquet => format!("{name}.parquet"),
@@ -468,7 +487,7 @@ impl Experiment {
             };
             let path = dir.join(&file);
             match self.format {
-                OutputFormat::Parquet => write_parquet_chunked(&path, name, &summary.run_id, header, chunks)?,
+                OutputFormat::Parquet => write_parquet_chunked(&path, name, &meta, header, chunks)?,
                 OutputFormat::Csv => write_csv_chunked(&path, header, chunks)?,
             }
             files.insert(file, std::fs::metadata(&path)?.len().into());

@@ -13,18 +13,26 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-/// A named column.
+/// A named column. The `Opt` kinds hold values that may be unknown (an unfinished flow's end): null in
+/// Parquet (an OPTIONAL column), an empty field in CSV.
 pub enum Column {
     I64(&'static str, Vec<i64>),
     F64(&'static str, Vec<f64>),
     Bool(&'static str, Vec<bool>),
     Str(&'static str, Vec<String>),
+    OptI64(&'static str, Vec<Option<i64>>),
+    OptF64(&'static str, Vec<Option<f64>>),
 }
 
 impl Column {
     fn name(&self) -> &'static str {
         match self {
-            Column::I64(n, _) | Column::F64(n, _) | Column::Bool(n, _) | Column::Str(n, _) => n,
+            Column::I64(n, _)
+            | Column::F64(n, _)
+            | Column::Bool(n, _)
+            | Column::Str(n, _)
+            | Column::OptI64(n, _)
+            | Column::OptF64(n, _) => n,
         }
     }
     fn cell(&self, r: usize) -> String {
@@ -33,6 +41,8 @@ impl Column {
             Column::F64(_, v) if v[r].is_nan() => String::new(),
             Column::F64(_, v) => format!("{}", v[r]),
             Column::Bool(_, v) => v[r].to_string(),
+            Column::OptI64(_, v) => v[r].map_or(String::new(), |x| x.to_string()),
+            Column::OptF64(_, v) => v[r].filter(|x| !x.is_nan()).map_or(String::new(), |x| format!("{x}")),
             Column::Str(_, v) => {
                 let s = &v[r];
                 if s.contains([',', '"', '\n']) {
@@ -49,6 +59,8 @@ impl Column {
             Column::F64(_, v) => v.len(),
             Column::Bool(_, v) => v.len(),
             Column::Str(_, v) => v.len(),
+            Column::OptI64(_, v) => v.len(),
+            Column::OptF64(_, v) => v.len(),
         }
     }
 }
@@ -107,11 +119,11 @@ fn perr(e: parquet::errors::ParquetError) -> io::Error {
 }
 
 /// As `write_csv_chunked`, into a parquet file of one row group per chunk (at least one, maybe empty),
-/// tagged with the run's id (key-value metadata `tailsim.run_id`).
+/// carrying `meta` as key-value metadata (the run's id, version, build, seed, configuration).
 pub fn write_parquet_chunked(
     path: &Path,
     table: &str,
-    run_id: &str,
+    meta: &[(&str, String)],
     cols: &[Column],
     chunks: &mut Chunks,
 ) -> io::Result<()> {
@@ -122,6 +134,8 @@ pub fn write_parquet_chunked(
             Column::F64(n, _) => format!("REQUIRED DOUBLE {n};"),
             Column::Bool(n, _) => format!("REQUIRED BOOLEAN {n};"),
             Column::Str(n, _) => format!("REQUIRED BYTE_ARRAY {n} (UTF8);"),
+            Column::OptI64(n, _) => format!("OPTIONAL INT64 {n};"),
+            Column::OptF64(n, _) => format!("OPTIONAL DOUBLE {n};"),
         })
         .collect();
     let schema = Arc::new(parse_message_type(&format!("message {table} {{ {} }}", fields.join(" "))).map_err(perr)?);
@@ -130,7 +144,7 @@ pub fn write_parquet_chunked(
     let mut props = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_dictionary_enabled(false)
-        .set_key_value_metadata(Some(vec![KeyValue::new("tailsim.run_id".into(), run_id.to_string())]));
+        .set_key_value_metadata(Some(meta.iter().map(|(k, v)| KeyValue::new(k.to_string(), v.clone())).collect()));
     for c in cols {
         if let Column::Str(n, _) = c {
             props = props.set_column_dictionary_enabled(ColumnPath::from(*n), true);
@@ -165,6 +179,15 @@ fn write_row_group(w: &mut SerializedFileWriter<std::fs::File>, cols: &[Column])
                     let b: Vec<ByteArray> = v.iter().map(|s| ByteArray::from(s.as_str())).collect();
                     col.typed::<ByteArrayType>().write_batch(&b, None, None)
                 }
+                Column::OptI64(_, v) => {
+                    let (vals, defs) = present(v);
+                    col.typed::<Int64Type>().write_batch(&vals, Some(&defs), None)
+                }
+                Column::OptF64(_, v) => {
+                    let v: Vec<Option<f64>> = v.iter().map(|x| x.filter(|x| !x.is_nan())).collect();
+                    let (vals, defs) = present(&v);
+                    col.typed::<DoubleType>().write_batch(&vals, Some(&defs), None)
+                }
             }
             .map_err(perr)?;
             col.close().map_err(perr)?;
@@ -173,6 +196,11 @@ fn write_row_group(w: &mut SerializedFileWriter<std::fs::File>, cols: &[Column])
         rg.close().map_err(perr)?;
     }
     Ok(())
+}
+
+/// The known values of an optional column and its definition levels (1 known, 0 null).
+fn present<T: Copy>(v: &[Option<T>]) -> (Vec<T>, Vec<i16>) {
+    (v.iter().flatten().copied().collect(), v.iter().map(|x| x.is_some() as i16).collect())
 }
 
 #[cfg(test)]
@@ -184,7 +212,8 @@ mod tests {
         vec![
             Column::I64("id", rows.clone().map(|i| i as i64).collect()),
             Column::F64("x", rows.clone().map(|i| if i % 3 == 0 { f64::NAN } else { i as f64 / 7.0 }).collect()),
-            Column::Str("s", rows.map(|i| format!("r,{i}")).collect()),
+            Column::Str("s", rows.clone().map(|i| format!("r,{i}")).collect()),
+            Column::OptI64("o", rows.map(|i| (i % 4 != 1).then_some(i as i64 * 10)).collect()),
         ]
     }
 
@@ -202,7 +231,9 @@ mod tests {
         assert_eq!(a, std::fs::read_to_string(dir.join("b.csv")).unwrap());
         assert_eq!(a.lines().count(), 11);
 
-        write_parquet_chunked(&dir.join("b.parquet"), "t", "id", &table(0..0), &mut chunks).unwrap();
+        assert!(a.lines().nth(2).unwrap().ends_with(",\"r,1\","), "a null is an empty field: {a}");
+        let meta = [("tailsim.run_id", "id".to_string())];
+        write_parquet_chunked(&dir.join("b.parquet"), "t", &meta, &table(0..0), &mut chunks).unwrap();
         let r = SerializedFileReader::new(std::fs::File::open(dir.join("b.parquet")).unwrap()).unwrap();
         let groups: Vec<i64> = r.metadata().row_groups().iter().map(|g| g.num_rows()).collect();
         assert_eq!(groups, [4, 4, 2]);
@@ -216,7 +247,15 @@ mod tests {
             .collect();
         assert_eq!(ids, (0..10).collect::<Vec<i64>>());
         // No rows: one empty row group with the schema, as a whole write of an empty table gives.
-        write_parquet_chunked(&dir.join("e.parquet"), "t", "id", &table(0..0), &mut |_| Ok(())).unwrap();
+        let nulls: Vec<bool> = r
+            .get_row_iter(None)
+            .unwrap()
+            .map(|row| matches!(row.unwrap().get_column_iter().nth(3).unwrap().1, parquet::record::Field::Null))
+            .collect();
+        assert_eq!(nulls, (0..10).map(|i| i % 4 == 1).collect::<Vec<bool>>());
+        let kv = r.metadata().file_metadata().key_value_metadata().unwrap();
+        assert_eq!((kv[0].key.as_str(), kv[0].value.as_deref()), ("tailsim.run_id", Some("id")));
+        write_parquet_chunked(&dir.join("e.parquet"), "t", &meta, &table(0..0), &mut |_| Ok(())).unwrap();
         let r = SerializedFileReader::new(std::fs::File::open(dir.join("e.parquet")).unwrap()).unwrap();
         assert_eq!((r.metadata().num_row_groups(), r.metadata().file_metadata().num_rows()), (1, 0));
         std::fs::remove_dir_all(&dir).unwrap();
