@@ -21,6 +21,71 @@ except ImportError:  # Python < 3.11
 SWEEP_KEYS = {"base", "out", "backend", "scheduler", "workers", "grid", "set"}
 
 
+def _read_sweep(path: Path) -> dict:
+    """A sweep file's table, or ValueError saying what is wrong with it (file first)."""
+    try:
+        spec = tomllib.loads(path.read_text())
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read the sweep file: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"{path}: {e}") from None
+    unknown = set(spec) - SWEEP_KEYS
+    if unknown:
+        raise ValueError(
+            f"{path}: unknown key(s) {', '.join(sorted(unknown))}; expected {', '.join(sorted(SWEEP_KEYS))}"
+        )
+    for key in ("base", "grid"):
+        if key not in spec:
+            raise ValueError(f"{path}: missing `{key}`")
+    if not isinstance(spec["grid"], dict) or not all(isinstance(v, list) for v in spec["grid"].values()):
+        raise ValueError(f'{path}: `grid` must be a table of lists, e.g. "transport.kind" = ["tcp", "dctcp"]')
+    return spec
+
+
+def _is_sweep(path: Path) -> bool:
+    """A sweep file: named *.sweep.toml, or a table with `base` and `grid` (what the Rust `check` cannot read)."""
+    if path.name.endswith(".sweep.toml"):
+        return True
+    try:
+        t = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+    return "base" in t and "grid" in t
+
+
+def _check_sweep(argv: list[str]) -> int:
+    """`tailsim check` on a sweep file: the file's keys, then the base experiment at every point of the grid."""
+    ap = argparse.ArgumentParser(prog="tailsim check", description="Check a sweep file at every point of its grid.")
+    ap.add_argument("sweep", help="sweep file (TOML)")
+    a, _ = ap.parse_known_args(argv)
+    from ._config import normalize, overrides
+    from .sweep import _point_sets, points
+
+    path = Path(a.sweep)
+    try:
+        spec = _read_sweep(path)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    base = path.parent / spec["base"]
+    params: dict = {}
+    try:
+        kind, text, origin, base_dir = normalize(base)
+        grid = points(spec["grid"])
+        desc = ""
+        for params in grid:
+            sets = _point_sets({"params": params, "sets": overrides(spec.get("set") or {})})
+            desc, warnings = _core.check(kind, text, origin, base_dir, sets)
+            for w in warnings:
+                print(f"warning: {path}: point {params}: {w}", file=sys.stderr)
+    except (_core.ConfigError, OSError, ValueError) as e:
+        at = f"point {params}: " if params else ""
+        print(f"error: {path}: {at}{e}", file=sys.stderr)
+        return 1
+    print(f"{path}: ok (sweep file: {len(grid)} points of {base}, e.g. {desc})")
+    return 0
+
+
 def _sweep(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         prog="tailsim sweep", description="Run an experiment over a grid of overrides (see docs/sweeps.md)."
@@ -44,31 +109,12 @@ def _sweep(argv: list[str]) -> int:
 
     path = Path(a.sweep)
     try:
-        spec = tomllib.loads(path.read_text())
-    except OSError as e:
-        print(f"error: {path}: cannot read the sweep file: {e.strerror}", file=sys.stderr)
-        return 1
-    except tomllib.TOMLDecodeError as e:
-        print(f"error: {path}: {e}", file=sys.stderr)
-        return 1
-    unknown = set(spec) - SWEEP_KEYS
-    if unknown:
-        print(
-            f"error: {path}: unknown key(s) {', '.join(sorted(unknown))}; expected {', '.join(sorted(SWEEP_KEYS))}",
-            file=sys.stderr,
-        )
-        return 1
-    for key in ("base", "grid"):
-        if key not in spec:
-            print(f"error: {path}: missing `{key}`", file=sys.stderr)
-            return 1
-    if not isinstance(spec["grid"], dict) or not all(isinstance(v, list) for v in spec["grid"].values()):
-        print(
-            f'error: {path}: `grid` must be a table of lists, e.g. "transport.kind" = ["tcp", "dctcp"]', file=sys.stderr
-        )
+        spec = _read_sweep(path)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
         return 1
     base = path.parent / spec["base"]
-    out = a.out or spec.get("out") or f"results/{path.stem}"
+    out = a.out or spec.get("out") or f"results/{path.name.removesuffix('.toml').removesuffix('.sweep')}"
     try:
         res = sweep(
             base,
@@ -240,6 +286,9 @@ def _main(argv: Optional[list[str]] = None) -> int:
         return _sweep(argv[1:])
     if argv and argv[0] == "plot":
         return _plot(argv[1:])
+    files = [x for x in argv[1:] if not x.startswith("-")]
+    if argv and argv[0] == "check" and files and _is_sweep(Path(files[0])):
+        return _check_sweep(argv[1:])
     # `bench` measures each scenario in a child process; started as `python -m tailsim` that child would
     # import pandas and matplotlib (about 115 MB) and its peak would be the interpreter's. It loads only the
     # simulator's extension module instead (about 11 MB of interpreter).

@@ -214,7 +214,7 @@ def test_help_for_the_python_commands_and_a_missing_dask_in_one_line(tmp_path):
         "    return real(name, *a, **k)\n"
         "builtins.__import__ = imp\n"
         "from tailsim.cli import main\n"
-        f"sys.exit(main(['sweep', r'{ROOT / 'examples' / 'sweep-tcp-dctcp.toml'}', '--backend', 'dask', "
+        f"sys.exit(main(['sweep', r'{ROOT / 'examples' / 'tcp-dctcp.sweep.toml'}', '--backend', 'dask', "
         f"'--out', r'{tmp_path / 'd'}', '-q']))\n"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

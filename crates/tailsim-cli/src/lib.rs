@@ -57,9 +57,11 @@ enum Cmd {
         #[arg(long, value_name = "SIZE")]
         max_memory: Option<String>,
     },
-    /// Validate an experiment file without running it: reports everything `run` would refuse.
+    /// Validate an experiment file without running it: reports everything `run` would refuse. A topology
+    /// file (`*.topo.toml`, or a file of `hosts` and `[[link]]`s) is checked on its own; sweep files
+    /// (`*.sweep.toml`) are checked by the Python package's `tailsim check`.
     Check {
-        /// The experiment (TOML).
+        /// The experiment (TOML), or a topology file.
         config: PathBuf,
         /// Override any key as `run` would, e.g. --set workload[0].load=0.5
         #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -156,6 +158,17 @@ pub fn main_with(args: Vec<String>, self_cmd: Vec<String>, stop_asked: &mut dyn 
         }
         Cmd::Check { config, sets, max_memory } => {
             set_max_memory(max_memory);
+            match file_kind(&config) {
+                FileKind::Topology => return finish(check_topology(&config, &sets)),
+                FileKind::Sweep => {
+                    return finish(Err(format!(
+                        "{}: a sweep file; the Python package's `tailsim check` checks those (every point of its \
+                         grid): pip install tailsim",
+                        config.display()
+                    )))
+                }
+                FileKind::Experiment => {}
+            }
             tailsim::load(&config, &sets)
                 .map(|e| {
                     for w in &e.warnings {
@@ -188,6 +201,11 @@ pub fn main_with(args: Vec<String>, self_cmd: Vec<String>, stop_asked: &mut dyn 
             qjump(hosts, &rate, &packet, &eps, &f, epoch_factor, epoch.as_deref(), &budget, fan_in.as_deref())
         }
     };
+    finish(res)
+}
+
+/// A command's exit status, its error printed.
+fn finish(res: Result<(), String>) -> u8 {
     match res {
         Ok(()) => 0,
         Err(e) => {
@@ -195,6 +213,44 @@ pub fn main_with(args: Vec<String>, self_cmd: Vec<String>, stop_asked: &mut dyn 
             1
         }
     }
+}
+
+/// What a TOML file given to `check` holds.
+enum FileKind {
+    Experiment,
+    Topology,
+    Sweep,
+}
+
+/// By its suffix (`.topo.toml`, `.sweep.toml`), else by its keys: a sweep has `base` and `grid`, a topology
+/// file has `[[link]]`s and no `[topology]`. Anything unreadable is an experiment, whose check says why.
+fn file_kind(path: &std::path::Path) -> FileKind {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if name.ends_with(".topo.toml") {
+        return FileKind::Topology;
+    }
+    if name.ends_with(".sweep.toml") {
+        return FileKind::Sweep;
+    }
+    let Some(t) = std::fs::read_to_string(path).ok().and_then(|s| s.parse::<toml::Table>().ok()) else {
+        return FileKind::Experiment;
+    };
+    if t.contains_key("base") && t.contains_key("grid") {
+        FileKind::Sweep
+    } else if t.contains_key("link") && !t.contains_key("topology") {
+        FileKind::Topology
+    } else {
+        FileKind::Experiment
+    }
+}
+
+fn check_topology(path: &std::path::Path, sets: &[String]) -> Result<(), String> {
+    if !sets.is_empty() {
+        return Err(format!("{}: a topology file: --set applies to experiments only", path.display()));
+    }
+    let (hosts, switches, links) = tailsim::config::check_topology_file(path)?;
+    out!("{}: ok (topology file: {hosts} hosts, {switches} switches, {links} links)", path.display());
+    Ok(())
 }
 
 fn thresholds(name: &str, load: f64, classes: usize) -> Result<(), String> {

@@ -262,6 +262,13 @@ fn topology(c: &Ctx, t: &TopologyCfg, switch_delay: Option<Time>) -> R<TopologyS
     }
 }
 
+/// `tailsim check` on a topology file on its own: its (hosts, switches, links), or what is wrong with it
+/// (named by the file, and the line for TOML errors).
+pub fn check_topology_file(path: &Path) -> Result<(u32, usize, usize), String> {
+    let spec = topology_file(path, Time::ZERO)?;
+    Ok((spec.hosts, spec.switches.len(), spec.links.len()))
+}
+
 /// A topology file (TOML): `hosts = N`, `[[switch]] name, delay`, `[[link]] a, b, rate, delay`; link ends are
 /// host numbers ("h3" or "3") or switch names.
 fn topology_file(path: &Path, default_delay: Time) -> Result<TopologySpec, String> {

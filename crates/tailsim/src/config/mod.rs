@@ -16,7 +16,7 @@ mod transport;
 pub mod units;
 mod workload;
 
-pub use build::{build, Experiment, OutputFormat};
+pub use build::{build, check_topology_file, Experiment, OutputFormat};
 pub use schema::ExperimentConfig;
 
 use std::fmt;
