@@ -34,10 +34,59 @@ def _labelled(results: ResultsLike) -> list[tuple[str, Result]]:
 
 
 def _finish(fig, path: Optional[Union[str, os.PathLike]]):
+    for ax in fig.axes:
+        _plain_log_ticks(ax)
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=150)
     return fig
+
+
+def _tick(v: float, _pos=None) -> str:
+    """A log axis's tick as a plain number (1, 2, 5, 10, 0.5, 2000), only at 1, 2 and 5 times a power of ten
+    (matplotlib's default writes 2×10⁰ on short ranges)."""
+    if v <= 0 or not np.isfinite(v):
+        return ""
+    mantissa = v / 10 ** np.floor(np.log10(v) + 1e-9)
+    if not any(abs(mantissa - m) < 1e-6 for m in (1, 2, 5)):
+        return ""
+    return f"{v:g}" if 1e-4 <= v < 1e6 else f"{v:.0e}"
+
+
+def _plain_log_ticks(ax) -> None:
+    from matplotlib.ticker import FuncFormatter
+
+    for axis, scale in ((ax.xaxis, ax.get_xscale()), (ax.yaxis, ax.get_yscale())):
+        if scale == "log" and not isinstance(axis.get_major_formatter(), FuncFormatter):
+            axis.set_major_formatter(FuncFormatter(_tick))
+            axis.set_minor_formatter(FuncFormatter(_tick))
+
+
+def describe(r: Result) -> list[str]:
+    """What was run, in a few words (transport, fabric, workloads), from the results' resolved configuration."""
+    cfg = r.summary.get("config") or {}
+    parts = []
+    t = cfg.get("transport") or {}
+    parts.append(t.get("kind", "tcp"))
+    topo = cfg.get("topology") or {}
+    parts.append(topo.get("preset") or topo.get("kind", "?"))
+    for w in cfg.get("workload") or []:
+        words = [w.get("kind", "?")]
+        if w.get("cdf"):
+            words.append(str(w["cdf"]))
+        if w.get("load") is not None:
+            words.append(f"load {w['load']:g}")
+        parts.append(" ".join(words))
+    return parts
+
+
+def _default_title(results: list[tuple[str, Result]]) -> str:
+    """What every result has in common (the differences are in the legend)."""
+    descs = [describe(r) for _, r in results]
+    if not descs:
+        return ""
+    common = [p for p in descs[0] if all(p in d for d in descs[1:])]
+    return " · ".join(common)
 
 
 def _fmt_size(b: float) -> str:
@@ -95,8 +144,7 @@ def slowdown_vs_size(results: ResultsLike, bins: int = 20, path=None, title: Opt
     ax.set_ylabel("slowdown (FCT / ideal FCT)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    if title:
-        ax.set_title(title)
+    ax.set_title(title if title is not None else _default_title(_labelled(results)), fontsize=10)
     return _finish(fig, path)
 
 
@@ -108,6 +156,35 @@ PFABRIC_PANELS = (
 )
 
 
+# Columns of a sweep's summary table that are statistics, not swept keys.
+_STAT_COLUMNS = {
+    "point",
+    "bucket",
+    "flows",
+    "unfinished",
+    "fct_mean_us",
+    "fct_p50_us",
+    "fct_p99_us",
+    "fct_p999_us",
+    "slowdown_mean",
+    "slowdown_p50",
+    "slowdown_p99",
+    "slowdown_p999",
+    "application_throughput",
+    "other_flows",
+    "other_slowdown_mean",
+}
+
+# Two-sided 95 % Student t quantiles by degrees of freedom (1-30); 1.96 beyond.
+_T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131]
+_T95 += [2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+def swept_keys(summary: pd.DataFrame) -> list[str]:
+    """The keys a sweep's summary table was swept over (its columns that are not statistics)."""
+    return [c for c in summary.columns if c not in _STAT_COLUMNS and not c.startswith("deadline_")]
+
+
 def normalized_fct_vs_load(
     summary: Union[pd.DataFrame, object],
     x: str = "workload[0].load",
@@ -117,22 +194,44 @@ def normalized_fct_vs_load(
     path=None,
     title: Optional[str] = None,
     bands: Optional[Mapping[str, tuple[Sequence[float], Sequence[float], Sequence[float], str]]] = None,
-    xlabel: str = "load",
+    xlabel: Optional[str] = None,
     ylabel: str = "normalized FCT",
     xlog: bool = False,
 ):
     """pFabric-style panels: normalized FCT (mean slowdown or its 99th percentile) per size bucket against
-    load, one line per value of ``series``. ``summary`` is a sweep's summary table (or a SweepResult).
-    ``reference`` marks published values: {panel title: [(load, value), ...]}; ``bands`` shades published
+    ``x``, one line per value of ``series``. ``summary`` is a sweep's summary table (or a SweepResult).
+
+    Any other key that varies within one (series, x) point is an error (a line would silently average over
+    it) unless it is ``seed``: over seeds a line is the mean and a band its 95 % confidence interval (Student t).
+    ``reference`` marks published values: {panel title: [(x, value), ...]}; ``bands`` shades published
     ranges: {panel title: (x values, low values, high values, label)}."""
     plt = _plt()
     df = summary.summary if hasattr(summary, "summary") and not isinstance(summary, pd.DataFrame) else summary
+    swept = swept_keys(df)
+    for key, flag in ((x, "--x"), (series, "--series")):
+        if key not in df.columns:
+            raise ValueError(f"{key!r} ({flag}) is not a swept key of this sweep; swept: {', '.join(swept) or 'none'}")
+    # A key that varies within one (series, x) point would be averaged over silently.
+    groups = df.groupby([series, x], dropna=False)
+    others = [k for k in swept if k not in (x, series, "seed") and (groups[k].nunique(dropna=False) > 1).any()]
+    if others:
+        k = others[0]
+        values = ", ".join(str(v) for v in sorted(df[k].dropna().unique(), key=str))
+        raise ValueError(
+            f"the sweep also varies {k!r} ({values}): each line would average over it; put it on --x or "
+            f"--series, or plot one value at a time (summary[summary[{k!r}] == value])"
+        )
+    seeds = int(df["seed"].nunique()) if "seed" in df.columns else 1
     fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.6), squeeze=False)
     for ax, (bucket, stat, name) in zip(axes[0], panels):
         sub = df[df["bucket"] == bucket]
         for key, g in sub.groupby(series, sort=True):
-            g = g.groupby(x, as_index=False)[stat].mean().sort_values(x)
-            ax.plot(g[x], g[stat], marker="o", label=str(key))
+            g = g.groupby(x)[stat].agg(["mean", "std", "count"]).reset_index().sort_values(x)
+            (line,) = ax.plot(g[x], g["mean"], marker="o", label=str(key))
+            if seeds > 1:
+                t = np.array([_T95[n - 2] if 2 <= n <= 31 else 1.96 for n in g["count"]])
+                half = t * g["std"].fillna(0).to_numpy() / np.sqrt(g["count"].to_numpy())
+                ax.fill_between(g[x], g["mean"] - half, g["mean"] + half, color=line.get_color(), alpha=0.2)
         if bands and name in bands:
             bx, blo, bhi, blabel = bands[name]
             ax.fill_between(bx, blo, bhi, color="grey", alpha=0.25, label=blabel)
@@ -146,12 +245,15 @@ def normalized_fct_vs_load(
         if xlog:
             ax.set_xscale("log")
         ax.set_title(name, fontsize=10)
-        ax.set_xlabel(xlabel)
+        ax.set_xlabel(xlabel if xlabel is not None else x)
         ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
-    if title:
-        fig.suptitle(title)
+        ax.legend(fontsize=8, title=series, title_fontsize=8)
+    if title is None:
+        title = f"{ylabel} against {x}, one line per {series}"
+        if seeds > 1:
+            title += f"; mean of {seeds} seeds, band: 95 % confidence interval"
+    fig.suptitle(title, fontsize=11)
     return _finish(fig, path)
 
 
@@ -172,8 +274,11 @@ def fct_cdf(results: ResultsLike, path=None, bucket: Optional[tuple[float, float
     ax.set_ylim(0, 1)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    if title:
-        ax.set_title(title)
+    if title is None:
+        title = _default_title(_labelled(results))
+        if bucket is not None:
+            title += f" · flows of ({_fmt_size(bucket[0])}, {_fmt_size(bucket[1])}]"
+    ax.set_title(title, fontsize=10)
     return _finish(fig, path)
 
 
@@ -197,6 +302,5 @@ def queue_occupancy(
     ax.set_ylabel("queue (KB)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
-    if title:
-        ax.set_title(title)
+    ax.set_title(title if title is not None else _default_title([("", result)]), fontsize=10)
     return _finish(fig, path)
