@@ -15,7 +15,7 @@ Units are strings ("10Gbps", "2.5us", "36KB") or plain numbers where the file ta
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Optional, Union
 
@@ -34,12 +34,16 @@ def _dict(obj: Any, extra: Optional[dict] = None) -> dict:
 # --- topology -----------------------------------------------------------------------------------------
 @dataclass
 class Preset:
-    """A named fabric: "pfabric-144" or "homa-144"."""
+    """A named fabric ("pfabric-144", "homa-144", "detail-128", …; docs/config.md § Presets)."""
 
     preset: str
+    remove_links: Optional[Sequence[Sequence[str]]] = None  # links left out, e.g. [["agg0", "core0"]]
 
     def to_dict(self) -> dict:
-        return {"preset": self.preset}
+        d = {"preset": self.preset}
+        if self.remove_links is not None:
+            d["remove_links"] = [list(p) for p in self.remove_links]
+        return d
 
 
 @dataclass
@@ -71,12 +75,27 @@ class LeafSpine:
 
 @dataclass
 class FatTree:
-    k: int
-    rate: str
+    """A three-tier fat tree: k-ary (``k``), or any shape (``pods``, ``tors_per_pod``, ``hosts_per_tor``,
+    ``aggs_per_pod``, ``cores`` instead of ``k``), with per-tier rates if they differ."""
+
+    k: Optional[int] = None
+    rate: Optional[str] = None
     delay: Optional[str] = None
+    pods: Optional[int] = None
+    tors_per_pod: Optional[int] = None
+    hosts_per_tor: Optional[int] = None
+    aggs_per_pod: Optional[int] = None
+    cores: Optional[int] = None
+    edge_rate: Optional[str] = None
+    agg_rate: Optional[str] = None
+    core_rate: Optional[str] = None
+    remove_links: Optional[Sequence[Sequence[str]]] = None
 
     def to_dict(self) -> dict:
-        return _dict(self, {"kind": "fat-tree"})
+        d = _dict(self, {"kind": "fat-tree"})
+        if "remove_links" in d:
+            d["remove_links"] = [list(p) for p in d["remove_links"]]
+        return d
 
 
 @dataclass
@@ -87,6 +106,101 @@ class HtsimTopology:
 
     def to_dict(self) -> dict:
         return {"kind": "htsim", "path": self.path}
+
+
+@dataclass
+class Inline:
+    """A topology written link by link in the experiment: ``hosts`` (h0 … h<N−1>), ``switches`` as
+    ``{"name", "delay"}`` and ``links`` as ``{"a", "b", "rate", "delay"}`` (docs/config.md § inline). Build one from
+    a networkx graph (:meth:`from_networkx`) or a DataFrame of links (:meth:`from_links`)."""
+
+    hosts: int
+    links: Sequence[Mapping[str, Any]]
+    switches: Sequence[Mapping[str, Any]] = ()
+
+    def to_dict(self) -> dict:
+        d: dict = {"kind": "inline", "hosts": int(self.hosts)}
+        if self.switches:
+            d["switch"] = [_clean(s) for s in self.switches]
+        d["link"] = [_clean(link) for link in self.links]
+        return d
+
+    @classmethod
+    def from_networkx(cls, graph: Any, rate: Optional[str] = None, delay: Optional[str] = None) -> Inline:
+        """Hosts are the nodes with ``kind="host"`` or named ``h<i>`` (numbered in node order, or by ``i`` when
+        the names are exactly h0 … h<N−1>); every other node is a switch named ``str(node)``, with an optional
+        ``delay`` attribute. Each edge is a link with its ``rate`` and ``delay`` attributes, else ``rate`` and
+        ``delay`` given here; an edge without a rate is an error naming it."""
+        import re
+
+        def is_host(n, data):
+            return data.get("kind") == "host" or re.fullmatch(r"h\d+", str(n)) is not None
+
+        nodes = list(graph.nodes(data=True))
+        hosts = [n for n, data in nodes if is_host(n, data)]
+        names = [str(n) for n in hosts]
+        if sorted(names, key=lambda x: int(x[1:]) if x[1:].isdigit() else -1) == [f"h{i}" for i in range(len(hosts))]:
+            index = {n: int(str(n)[1:]) for n in hosts}
+        else:
+            index = {n: i for i, n in enumerate(hosts)}
+        switches = []
+        for n, data in nodes:
+            if n not in index:
+                sw = {"name": str(n)}
+                if data.get("delay") is not None:
+                    sw["delay"] = data["delay"]
+                switches.append(sw)
+
+        def end(n):
+            return f"h{index[n]}" if n in index else str(n)
+
+        links = []
+        for a, b, data in graph.edges(data=True):
+            r = data.get("rate", rate)
+            if r is None:
+                raise ValueError(f"edge ({a!r}, {b!r}) has no `rate` attribute and no default rate was given")
+            link = {"a": end(a), "b": end(b), "rate": r}
+            d = data.get("delay", delay)
+            if d is not None:
+                link["delay"] = d
+            links.append(link)
+        return cls(hosts=len(hosts), switches=switches, links=links)
+
+    @classmethod
+    def from_links(cls, links: Any, hosts: Optional[int] = None, switches: Sequence[Mapping[str, Any]] = ()) -> Inline:
+        """From a DataFrame (or records) with columns ``a``, ``b``, ``rate`` and optionally ``delay``; ends as
+        in a topology file ("h3" or "3" for hosts, else switch names). ``hosts`` defaults to the number of
+        distinct host ends; switches not listed in ``switches`` are the other ends."""
+        import pandas as pd
+
+        df = pd.DataFrame(links)
+        for col in ("a", "b", "rate"):
+            if col not in df.columns:
+                raise ValueError(f"links: missing column {col!r} (columns: {', '.join(map(str, df.columns))})")
+        records = [{k: v for k, v in r.items() if not (isinstance(v, float) and v != v)} for r in df.to_dict("records")]
+        ends = [str(r[k]) for r in records for k in ("a", "b")]
+
+        def host_no(e):
+            e = e[1:] if e.startswith("h") else e
+            return int(e) if e.isdigit() else None
+
+        listed = {s["name"] for s in switches}
+        host_ends = {host_no(e) for e in ends if e not in listed and host_no(e) is not None}
+        extra = [{"name": e} for e in dict.fromkeys(ends) if e not in listed and host_no(e) is None]
+        n = hosts if hosts is not None else len(host_ends)
+        links_out = [{k: (str(v) if k in ("a", "b") else v) for k, v in r.items()} for r in records]
+        return cls(hosts=n, switches=[*switches, *extra], links=links_out)
+
+
+def _class(d: dict) -> dict:
+    """``class_`` (``class`` is a Python keyword) as the file's ``class``."""
+    if "class_" in d:
+        d["class"] = d.pop("class_")
+    return d
+
+
+def _clean(m: Mapping[str, Any]) -> dict:
+    return {k: v for k, v in m.items() if v is not None}
 
 
 @dataclass
@@ -127,6 +241,9 @@ class Switch:
     pfabric_queues: Optional[int] = None  # 2 for pFabric-EDF
     class_reserve: Optional[Size] = None  # per-class reservation in per-port FIFO buffers
     reserved_classes: Optional[int] = None
+    architecture: Optional[str] = None  # "output-queued" or "cioq" (DeTail's combined input-output queues)
+    ingress_buffer: Optional[Size] = None  # CIOQ: per ingress port
+    speedup: Optional[int] = None  # CIOQ: crossbar speed over the egress rate
 
     def to_dict(self) -> dict:
         return _dict(self)
@@ -134,8 +251,9 @@ class Switch:
 
 @dataclass
 class Routing:
-    load_balance: Optional[str] = None  # "ecmp", "spray" or "adaptive"
+    load_balance: Optional[str] = None  # "ecmp", "spray", "adaptive" or "detail"
     reroute: Optional[str] = None  # failure-detection delay before routes re-converge, e.g. "50us"
+    alb_thresholds: Optional[Sequence[Size]] = None  # DeTail's adaptive load balancing thresholds
 
     def to_dict(self) -> dict:
         return _dict(self)
@@ -234,6 +352,64 @@ class Homa:
 
 
 @dataclass
+class Pias(Dctcp):
+    """PIAS (docs/pias.md): DCTCP whose packets are demoted through priority classes by bytes sent."""
+
+    kind = "pias"
+
+
+@dataclass
+class Phost:
+    """pHost (docs/phost.md): receiver tokens, a free first RTTbytes; pair with ``Preset("homa-144")``."""
+
+    rtt_bytes: Optional[Size] = None
+    header: Optional[int] = None
+    resend_timeout: Optional[str] = None
+    pacer: Optional[bool] = None
+    free_tokens_high: Optional[bool] = None
+    token_expiry: Optional[str] = None
+    token_timeout: Optional[str] = None
+    downgrade_for: Optional[str] = None
+
+    kind = "phost"
+
+    def to_dict(self) -> dict:
+        return _dict(self, {"kind": self.kind})
+
+
+@dataclass
+class Ndp:
+    """NDP (docs/ndp.md): pulls, spraying, trimming switches; pair with ``Switch(trim=...)`` to choose the
+    trimming threshold."""
+
+    rtt_bytes: Optional[Size] = None
+    header: Optional[int] = None
+    resend_timeout: Optional[str] = None
+
+    kind = "ndp"
+
+    def to_dict(self) -> dict:
+        return _dict(self, {"kind": self.kind})
+
+
+@dataclass
+class Rdma:
+    """RDMA WRITE over RoCEv2 RC (docs/transport-rdma.md): go-back-N at line rate."""
+
+    class_: Optional[int] = None
+    rto: Optional[str] = None
+    ack_every: Optional[int] = None
+
+    kind = "rdma"
+
+    def to_dict(self) -> dict:
+        d = _dict(self, {"kind": self.kind})
+        if "class_" in d:
+            d["class"] = d.pop("class_")
+        return d
+
+
+@dataclass
 class Ideal:
     """pFabric's flow-level SRPT Ideal on the same arrivals (no packets are simulated)."""
 
@@ -260,9 +436,10 @@ class Poisson:
     deadline_mean: Optional[str] = None  # pFabric §5.4.2: exponential deadlines for small flows
     deadline_below: Optional[Size] = None
     deadline_min_slack: Optional[float] = None
+    class_: Optional[int] = None  # the file's ``class``: every packet of these flows in this class
 
     def to_dict(self) -> dict:
-        return _dict(self, {"kind": "poisson"})
+        return _class(_dict(self, {"kind": "poisson"}))
 
 
 @dataclass
@@ -297,6 +474,61 @@ class Trace:
 
     def to_dict(self) -> dict:
         return _dict(self, {"kind": "trace"})
+
+
+HostSet = Union[str, Sequence[int]]
+
+
+@dataclass
+class Retrieval:
+    """Request–response traffic (DeTail): each client issues retrievals at ``rate`` per second to random
+    servers, responses of ``size``, ``sizes`` or ``cdf`` (docs/config.md § retrieval and workflow)."""
+
+    rate: float
+    size: Optional[Size] = None
+    sizes: Optional[Sequence[Size]] = None
+    cdf: Optional[str] = None
+    clients: Optional[HostSet] = None
+    servers: Optional[HostSet] = None
+    request: Optional[Size] = None
+    count: Optional[int] = None
+    until: Optional[str] = None
+    start: Optional[str] = None
+    class_: Optional[int] = None
+
+    kind = "retrieval"
+
+    def to_dict(self) -> dict:
+        return _class(_dict(self, {"kind": self.kind}))
+
+
+@dataclass
+class Workflow(Retrieval):
+    """A client's group of retrievals: ``shape = "sequential"`` (``parts``) or ``"partition-aggregate"``
+    (``fanout`` or ``totals``)."""
+
+    shape: Optional[str] = None
+    parts: Optional[int] = None
+    fanout: Optional[Sequence[int]] = None
+    totals: Optional[Sequence[Size]] = None
+
+    kind = "workflow"
+
+
+@dataclass
+class Background:
+    """Closed-loop flows: each source keeps ``per_source`` flows going to random destinations."""
+
+    size: Optional[Size] = None
+    sizes: Optional[Sequence[Size]] = None
+    cdf: Optional[str] = None
+    sources: Optional[HostSet] = None
+    destinations: Optional[HostSet] = None
+    per_source: Optional[int] = None
+    class_: Optional[int] = None
+
+    def to_dict(self) -> dict:
+        return _class(_dict(self, {"kind": "background"}))
 
 
 @dataclass
@@ -338,6 +570,7 @@ class BurstRadar:
     cell: Optional[Size] = None
     ring: Optional[int] = None
     clone_delay: Optional[str] = None
+    courier: Optional[Size] = None
 
     def to_dict(self) -> dict:
         d = _dict(self)
@@ -386,11 +619,96 @@ class CoDel:
 
 
 @dataclass
+class Qjump:
+    """QJUMP's rate-limited priority levels at the hosts (docs/qjump.md)."""
+
+    key = "qjump"
+    f: Optional[Union[float, Sequence[float]]] = None
+    hosts: Optional[int] = None
+    max_packet: Optional[Size] = None
+    switch_delay: Optional[str] = None
+    edge_rate: Optional[str] = None
+    epoch_factor: Optional[float] = None
+    epoch: Optional[str] = None
+    budget: Optional[Size] = None
+    variant: Optional[str] = None
+    anchor: Optional[str] = None
+    excess: Optional[str] = None
+    per: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        return _dict(self)
+
+
+@dataclass
+class Sqr:
+    """SQR: switches cache recent packets so a link failure loses none (docs/sqr.md)."""
+
+    key = "sqr"
+    recovery: Optional[str] = None
+    cache: Optional[str] = None
+    delta: Optional[str] = None
+    raise_: Optional[Any] = None  # the file's ``raise``
+    detect: Optional[str] = None
+    window: Optional[Any] = None
+    classes: Optional[Any] = None
+    pass_cost: Optional[str] = None
+    clone_delay: Optional[str] = None
+    backstop: Optional[Any] = None
+    timestamp_bits: Optional[int] = None
+    switches: Optional[Sequence[str]] = None
+    backups: Optional[Any] = None
+
+    def to_dict(self) -> dict:
+        d = _dict(self)
+        if "raise_" in d:
+            d["raise"] = d.pop("raise_")
+        return d
+
+
+@dataclass
+class LinkGuardian:
+    """LinkGuardian: link-local retransmission over corrupting links (docs/linkguardian.md)."""
+
+    key = "linkguardian"
+    links: Optional[Sequence[Sequence[str]]] = None
+    mode: Optional[str] = None
+    backpressure: Optional[bool] = None
+    t_flight_resume: Optional[str] = None
+    loss_rate: Optional[float] = None
+    target: Optional[float] = None
+    copies: Optional[int] = None
+    max_holes: Optional[int] = None
+    dummies: Optional[bool] = None
+    control: Optional[Any] = None
+    recirc_rate: Optional[str] = None
+    recirc_buffer: Optional[Size] = None
+    recirc_latency: Optional[str] = None
+    ack_timeout: Optional[str] = None
+    tick: Optional[str] = None
+    resume: Optional[Any] = None
+    pause: Optional[Any] = None
+    frame: Optional[Any] = None
+
+    def to_dict(self) -> dict:
+        return _dict(self)
+
+
+@dataclass
 class Fault:
+    """A change of a link at ``at``: ``state`` "down"/"up", a ``corrupt`` probability or a new ``rate``
+    (``one_way``: only a → b); ``duration`` makes it temporary, ``every``/``count``/``jitter`` repeat it."""
+
     at: str
     link: Sequence[str]
     state: Optional[str] = None
     corrupt: Optional[float] = None
+    rate: Optional[str] = None
+    one_way: Optional[bool] = None
+    duration: Optional[str] = None
+    every: Optional[str] = None
+    count: Optional[int] = None
+    jitter: Optional[str] = None
 
     def to_dict(self) -> dict:
         d = _dict(self)

@@ -39,6 +39,9 @@ def _finish(fig, path: Optional[Union[str, os.PathLike]]):
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=150)
+        # Saved: let pyplot forget it (a sweep of plots would otherwise keep every figure open); the returned
+        # Figure stays usable.
+        _plt().close(fig)
     return fig
 
 

@@ -214,6 +214,81 @@ def _interactive() -> bool:
     return hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
 
 
+_START_COLUMNS = ("start_ps", "start_ns", "start_us")
+
+
+def _flows_trace(flows: Any) -> Path:
+    """A DataFrame (or records) of flows as a CSV trace, in a file named by its contents (so the run id, which
+    hashes the contents of every file a run reads, is the same for the same flows). Columns: ``src``, ``dst``,
+    ``size_bytes`` and at most one of ``start_ps``, ``start_ns``, ``start_us`` (none: every flow at 0)."""
+    import hashlib
+    import tempfile
+
+    df = flows if isinstance(flows, pd.DataFrame) else pd.DataFrame(flows)
+    missing = [c for c in ("src", "dst", "size_bytes") if c not in df.columns]
+    if missing:
+        raise _core.ConfigError(
+            f"flows DataFrame: missing column(s) {', '.join(missing)} (it has: {', '.join(map(str, df.columns))})"
+        )
+    starts = [c for c in _START_COLUMNS if c in df.columns]
+    if len(starts) > 1:
+        raise _core.ConfigError(f"flows DataFrame: give one start column, not {' and '.join(starts)}")
+    cols = ["src", "dst", "size_bytes", *starts]
+    out = df[cols].copy()
+    for c in cols:
+        v = pd.to_numeric(out[c], errors="coerce")
+        bad = v.isna() | (v < 0) | ((v % 1 != 0) & (c != "start_us"))
+        if bad.any():
+            i = int(bad.to_numpy().nonzero()[0][0])
+            what = "a number ≥ 0" + ("" if c == "start_us" else ", whole")
+            found = df[c].iloc[i]
+            found = found.item() if hasattr(found, "item") else found  # a numpy scalar as a plain number
+            raise _core.ConfigError(f"flows DataFrame: row {i}: {c} = {found!r}, expected {what}")
+        out[c] = v if c == "start_us" else v.astype("int64")
+    if not starts:
+        out["start_ps"] = 0
+    text = out.to_csv(index=False)
+    name = hashlib.sha256(text.encode()).hexdigest()[:16]
+    d = Path(tempfile.gettempdir()) / "tailsim-inputs"
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / f"flows-{name}.csv"
+    if not path.exists():
+        tmp = path.with_suffix(f".tmp-{os.getpid()}")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    return path
+
+
+def _add_flows(kind: str, text: str, flows: Any) -> tuple[str, Path, int]:
+    """The configuration with one more workload: the flows as a trace. Returns (text, trace path, its index)."""
+    path = _flows_trace(flows)
+    if kind == "json":
+        d = json.loads(text)
+        d.setdefault("workload", []).append({"kind": "trace", "path": str(path)})
+        return json.dumps(d), path, len(d["workload"]) - 1
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib
+    n = len(tomllib.loads(text).get("workload", []))
+    # Appended at the end, so the lines of the file's own keys keep their numbers in error messages.
+    return f'{text}\n[[workload]]\nkind = "trace"\npath = {json.dumps(str(path))}\n', path, n
+
+
+def _flows_error(e: Exception, path: Path, index: int) -> Exception:
+    """A configuration error about the flows' trace, told in terms of the DataFrame's rows."""
+    import re
+
+    msg = str(e)
+    key = f"key `workload[{index}].path`: "
+    if key not in msg:
+        return e
+    msg = "flows DataFrame: " + msg.split(key, 1)[1]
+    msg = re.sub(re.escape(str(path)) + r":(\d+):", lambda m: f"row {int(m.group(1)) - 2}:", msg)
+    msg = re.sub(r"\(entry (\d+)\)", lambda m: f"(row {int(m.group(1)) - 1})", msg)
+    return _core.ConfigError(msg)
+
+
 def run(
     config: ConfigLike,
     out: Union[str, os.PathLike, None] = None,
@@ -221,6 +296,7 @@ def run(
     seed: Optional[int] = None,
     set: Optional[Mapping[str, Any]] = None,
     progress: Union[bool, None, Callable[[dict], Any]] = None,
+    flows: Any = None,
 ) -> Result:
     """Run one experiment and return its :class:`Result`.
 
@@ -233,14 +309,25 @@ def run(
     result then has ``summary["stop_reason"] == "interrupted"``). A run without ``stop.time`` in which nothing
     can progress (a host cut off for good) is stopped as ``"stalled"``, with a ``RuntimeWarning``.
     Raises :class:`tailsim.ConfigError` for an invalid configuration (the message names the key).
+
+    ``flows``, a DataFrame (or records) with columns ``src``, ``dst``, ``size_bytes`` and optionally one of
+    ``start_ps``, ``start_ns``, ``start_us``, adds a workload of exactly those flows, as a CSV trace would
+    (docs/workloads.md); errors in it name the row.
     """
     kind, text, origin, base = normalize(config)
+    trace = None
+    if flows is not None:
+        text, *trace = _add_flows(kind, text, flows)
     sets = overrides(set)
     if seed is not None:
         sets.append(f"seed={int(seed)}")
     update, close = _progress_bar(progress)
     try:
         _, directory = _core.run(kind, text, origin, base, sets, None if out is None else os.fspath(out), update)
+    except _core.ConfigError as e:
+        if trace:
+            raise _flows_error(e, *trace) from None
+        raise
     finally:
         close()
     # summary.json as written (it also lists the tables' files), rather than the returned copy.
@@ -257,12 +344,20 @@ def run(
     return r
 
 
-def check(config: ConfigLike, *, set: Optional[Mapping[str, Any]] = None) -> str:
+def check(config: ConfigLike, *, set: Optional[Mapping[str, Any]] = None, flows: Any = None) -> str:
     """Validate a configuration without running it; returns a one-line description of the fabric. What will
     go wrong though the configuration is valid (a host cut off for good with no ``stop.time``) is issued as a
-    ``RuntimeWarning``; what ``run`` would refuse raises ``ConfigError``."""
+    ``RuntimeWarning``; what ``run`` would refuse raises ``ConfigError``. ``flows`` as for :func:`run`."""
     kind, text, origin, base = normalize(config)
-    desc, warns = _core.check(kind, text, origin, base, overrides(set))
+    trace = None
+    if flows is not None:
+        text, *trace = _add_flows(kind, text, flows)
+    try:
+        desc, warns = _core.check(kind, text, origin, base, overrides(set))
+    except _core.ConfigError as e:
+        if trace:
+            raise _flows_error(e, *trace) from None
+        raise
     for w in warns:
         warnings.warn(w, RuntimeWarning, stacklevel=2)
     return desc
