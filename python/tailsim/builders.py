@@ -733,6 +733,8 @@ class Output:
     queue_sample: Optional[str] = None
     cwnd_trace: Optional[list[int]] = None  # flow ids whose TCP window goes to cwnd.parquet
     dir: Optional[str] = None
+    pcap: Optional[list[Union[str, Sequence[str]]]] = None  # nodes, [a, b] links or "hosts": pcap/<a>-<b>.pcap
+    pcap_max_packets: Optional[int] = None
 
     def to_dict(self) -> dict:
         return _dict(self)

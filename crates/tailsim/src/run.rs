@@ -511,6 +511,9 @@ impl Experiment {
         for (name, cols) in self.world.net.mechanism_tables().into_iter().chain(self.world.transport.table()) {
             write(name, cols)?;
         }
+        for (file, bytes) in self.world.net.write_mechanism_files(dir)? {
+            files.insert(file, bytes.into());
+        }
         let mut json = serde_json::to_value(summary).map_err(io::Error::other)?;
         json["files"] = files.into();
         // Written last: its presence marks a complete results directory.

@@ -17,6 +17,7 @@ use crate::units::{NodeId, Time};
 
 pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, fr: Framing, net: &mut Network) -> R<()> {
     super::linkguardian::install(c, cfg, fr, net)?;
+    super::pcap::install(c, cfg, fr, net)?;
     if let Some(d) = cfg.routing.reroute {
         if d.0 == Time::ZERO {
             return Err(c.err(

@@ -7,6 +7,7 @@ mod jobs;
 mod limits;
 mod linkguardian;
 mod mechanisms;
+mod pcap;
 mod presets;
 mod qjump;
 mod receiver_driven;

@@ -404,6 +404,18 @@ pub struct OutputCfg {
     pub queue_sample: Option<Duration>,
     /// Flow ids whose TCP congestion window is recorded at every ACK and timeout into cwnd.parquet.
     pub cwnd_trace: Option<Vec<u64>>,
+    /// Links whose packets are written as pcap files: a node (its link's two directions; a host's NIC
+    /// link), a pair of nodes (that link's two directions), or "hosts" (every host's link).
+    pub pcap: Option<Vec<PcapEntry>>,
+    /// Packets captured at most, over all captured ports (default 1,000,000).
+    pub pcap_max_packets: Option<u64>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(untagged)]
+pub enum PcapEntry {
+    Node(String),
+    Link(Vec<String>),
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]

@@ -179,6 +179,15 @@ impl Network {
         self.mechs.iter().filter_map(|m| m.table()).collect()
     }
 
+    /// Every mechanism's own files (packet captures), written into `dir`: (relative path, bytes).
+    pub fn write_mechanism_files(&self, dir: &std::path::Path) -> std::io::Result<Vec<(String, u64)>> {
+        let mut out = Vec::new();
+        for m in &self.mechs {
+            out.extend(m.files(dir)?);
+        }
+        Ok(out)
+    }
+
     /// A mechanism's timer fired.
     pub fn on_mech_timer(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, mech: u8, key: u32) {
         let hosts = self.hosts.len();

@@ -13,6 +13,7 @@ pub mod cioq;
 pub mod codel;
 pub mod fastlane;
 pub mod linkguardian;
+pub mod pcap;
 pub mod pfc;
 pub mod sqr;
 
@@ -68,6 +69,11 @@ pub trait Hooks {
     fn table(&self) -> Option<(&'static str, Vec<crate::metrics::output::Column>)> {
         None
     }
+    /// Files of its own for the results directory (packet captures): written into `dir`, returned as
+    /// (path relative to `dir`, bytes).
+    fn files(&self, _dir: &std::path::Path) -> std::io::Result<Vec<(String, u64)>> {
+        Ok(Vec::new())
+    }
 }
 
 macro_rules! mechanisms {
@@ -119,6 +125,9 @@ macro_rules! mechanisms {
             pub fn table(&self) -> Option<(&'static str, Vec<crate::metrics::output::Column>)> {
                 match self { $($(#[$m])* Mech::$variant(m) => m.table(),)* }
             }
+            pub fn files(&self, dir: &std::path::Path) -> std::io::Result<Vec<(String, u64)>> {
+                match self { $($(#[$m])* Mech::$variant(m) => m.files(dir),)* }
+            }
             pub fn on_timer(&mut self, c: &mut HookCtx, key: u32) {
                 match self { $($(#[$m])* Mech::$variant(m) => m.on_timer(c, key),)* }
             }
@@ -141,6 +150,7 @@ mechanisms! {
     Codel(codel::Codel),
     FastLane(fastlane::FastLane),
     LinkGuardian(linkguardian::LinkGuardian),
+    Pcap(pcap::Capture),
     Pfc(pfc::Pfc),
     Sqr(sqr::Sqr),
     #[cfg(test)]
