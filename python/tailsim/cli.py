@@ -42,6 +42,17 @@ def _read_sweep(path: Path) -> dict:
     return spec
 
 
+def _load_sweep(arg: str) -> Optional[tuple[Path, dict, Path]]:
+    """(path, table, base experiment's path) of a sweep file, or None with the error printed."""
+    path = Path(arg)
+    try:
+        spec = _read_sweep(path)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return None
+    return path, spec, path.parent / spec["base"]
+
+
 def _is_sweep(path: Path) -> bool:
     """A sweep file: named *.sweep.toml, or a table with `base` and `grid` (what the Rust `check` cannot read)."""
     if path.name.endswith(".sweep.toml"):
@@ -61,13 +72,10 @@ def _check_sweep(argv: list[str]) -> int:
     from ._config import normalize, overrides
     from .sweep import _point_sets, points
 
-    path = Path(a.sweep)
-    try:
-        spec = _read_sweep(path)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
+    loaded = _load_sweep(a.sweep)
+    if loaded is None:
         return 1
-    base = path.parent / spec["base"]
+    path, spec, base = loaded
     params: dict = {}
     try:
         kind, text, origin, base_dir = normalize(base)
@@ -107,13 +115,10 @@ def _sweep(argv: list[str]) -> int:
     a = ap.parse_args(argv)
     from .sweep import SweepBusy, sweep
 
-    path = Path(a.sweep)
-    try:
-        spec = _read_sweep(path)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
+    loaded = _load_sweep(a.sweep)
+    if loaded is None:
         return 1
-    base = path.parent / spec["base"]
+    path, spec, base = loaded
     out = a.out or spec.get("out") or f"results/{path.name.removesuffix('.toml').removesuffix('.sweep')}"
     try:
         res = sweep(
