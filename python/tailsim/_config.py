@@ -8,6 +8,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Union
 
+# The TOML reader the package's Python side uses (the CLI's sweep files, flows added to a configuration).
+try:
+    import tomllib  # noqa: F401 (for the other modules)
+except ImportError:  # Python < 3.11
+    import tomli as tomllib  # type: ignore # noqa: F401
+
 ConfigLike = Union[str, "os.PathLike[str]", Mapping[str, Any], Any]
 
 

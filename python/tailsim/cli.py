@@ -11,12 +11,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import _core
-
-try:
-    import tomllib
-except ImportError:  # Python < 3.11
-    import tomli as tomllib  # type: ignore
-
+from ._config import tomllib
 
 SWEEP_KEYS = {"base", "out", "backend", "scheduler", "workers", "grid", "set"}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -266,13 +267,25 @@ def _add_flows(kind: str, text: str, flows: Any) -> tuple[str, Path, int]:
         d = json.loads(text)
         d.setdefault("workload", []).append({"kind": "trace", "path": str(path)})
         return json.dumps(d), path, len(d["workload"]) - 1
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python < 3.11
-        import tomli as tomllib
+    from ._config import tomllib
+
     n = len(tomllib.loads(text).get("workload", []))
     # Appended at the end, so the lines of the file's own keys keep their numbers in error messages.
     return f'{text}\n[[workload]]\nkind = "trace"\npath = {json.dumps(str(path))}\n', path, n
+
+
+@contextlib.contextmanager
+def _with_flows(kind: str, text: str, flows: Any):
+    """The configuration's text with ``flows`` (if any) added as a trace workload; a configuration error
+    about that workload, raised inside the block, is told in terms of the flows' rows."""
+    if flows is None:
+        yield text
+        return
+    text, path, index = _add_flows(kind, text, flows)
+    try:
+        yield text
+    except _core.ConfigError as e:
+        raise _flows_error(e, path, index) from None
 
 
 def _flows_error(e: Exception, path: Path, index: int) -> Exception:
@@ -315,21 +328,15 @@ def run(
     (docs/workloads.md); errors in it name the row.
     """
     kind, text, origin, base = normalize(config)
-    trace = None
-    if flows is not None:
-        text, *trace = _add_flows(kind, text, flows)
     sets = overrides(set)
     if seed is not None:
         sets.append(f"seed={int(seed)}")
-    update, close = _progress_bar(progress)
-    try:
-        _, directory = _core.run(kind, text, origin, base, sets, None if out is None else os.fspath(out), update)
-    except _core.ConfigError as e:
-        if trace:
-            raise _flows_error(e, *trace) from None
-        raise
-    finally:
-        close()
+    with _with_flows(kind, text, flows) as text:
+        update, close = _progress_bar(progress)
+        try:
+            _, directory = _core.run(kind, text, origin, base, sets, None if out is None else os.fspath(out), update)
+        finally:
+            close()
     # summary.json as written (it also lists the tables' files), rather than the returned copy.
     r = Result(directory)
     if r.summary.get("stop_reason") == "stalled":
@@ -349,15 +356,8 @@ def check(config: ConfigLike, *, set: Optional[Mapping[str, Any]] = None, flows:
     go wrong though the configuration is valid (a host cut off for good with no ``stop.time``) is issued as a
     ``RuntimeWarning``; what ``run`` would refuse raises ``ConfigError``. ``flows`` as for :func:`run`."""
     kind, text, origin, base = normalize(config)
-    trace = None
-    if flows is not None:
-        text, *trace = _add_flows(kind, text, flows)
-    try:
+    with _with_flows(kind, text, flows) as text:
         desc, warns = _core.check(kind, text, origin, base, overrides(set))
-    except _core.ConfigError as e:
-        if trace:
-            raise _flows_error(e, *trace) from None
-        raise
     for w in warns:
         warnings.warn(w, RuntimeWarning, stacklevel=2)
     return desc

@@ -182,18 +182,26 @@ fn qjump_summary(q: &crate::net::regulator::Regulator) -> QjumpSummary {
     }
 }
 
+/// FNV-1a, 64 bit, continued from `h` over `bytes`: stable across platforms and Rust versions.
+fn fnv1a(h: u64, bytes: &[u8]) -> u64 {
+    bytes.iter().fold(h, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
 /// Peak resident memory of this process (Linux VmHWM), if known.
 pub fn peak_memory_bytes() -> Option<u64> {
-    proc_status_bytes("VmHWM:")
+    proc_kib_field("/proc/self/status", "VmHWM:")
 }
 
 /// Resident memory of this process now (Linux VmRSS), if known.
 pub fn resident_memory_bytes() -> Option<u64> {
-    proc_status_bytes("VmRSS:")
+    proc_kib_field("/proc/self/status", "VmRSS:")
 }
 
-fn proc_status_bytes(field: &str) -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+/// A "Field:   N kB" line of a Linux /proc file, in bytes (/proc/self/status, /proc/meminfo).
+pub(crate) fn proc_kib_field(path: &str, field: &str) -> Option<u64> {
+    let s = std::fs::read_to_string(path).ok()?;
     let line = s.lines().find(|l| l.starts_with(field))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
@@ -285,11 +293,6 @@ impl Experiment {
         })
     }
 
-    /// The per-flow table.
-    pub fn flow_columns(&self) -> io::Result<Vec<Column>> {
-        self.flow_columns_of(0..self.world.records.len())
-    }
-
     /// The per-flow table's rows `rows` (the table is written in chunks of these).
     pub fn flow_columns_of(&self, rows: std::ops::Range<usize>) -> io::Result<Vec<Column>> {
         let r = &self.world.records.read(rows)?;
@@ -321,13 +324,7 @@ impl Experiment {
     pub fn port_columns(&self) -> Vec<Column> {
         let w = &self.world;
         let net = &w.net;
-        let name = |n: crate::units::NodeId| {
-            if n.idx() < net.n_hosts() {
-                format!("h{}", n.0)
-            } else {
-                net.switches[n.idx() - net.n_hosts()].name.clone()
-            }
-        };
+        let name = |n: crate::units::NodeId| net.node_name(n);
         let p = &net.ports;
         let i = |f: &dyn Fn(&crate::net::port::Port) -> i64| p.iter().map(f).collect::<Vec<i64>>();
         vec![
@@ -374,17 +371,16 @@ impl Experiment {
     /// the contents of every file it references. Two runs share it exactly when they must give the same
     /// results; a sweep reuses a finished point only if its id is the one the point would have now.
     pub fn run_id(&self) -> String {
-        let fnv = |h: u64, bytes: &[u8]| bytes.iter().fold(h, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
         let text = format!(
             "{}\n{}\n{}",
             env!("CARGO_PKG_VERSION"),
             env!("TAILSIM_BUILD"),
             toml::to_string(&self.resolved).unwrap_or_default()
         );
-        let mut h = fnv(0xcbf2_9ce4_8422_2325, text.as_bytes());
+        let mut h = fnv1a(FNV_OFFSET, text.as_bytes());
         for p in &self.inputs {
             // A file read at build time and gone since: its absence changes the id too.
-            h = fnv(h, &std::fs::read(p).unwrap_or_else(|_| b"\0missing".to_vec()));
+            h = fnv1a(h, &std::fs::read(p).unwrap_or_else(|_| b"\0missing".to_vec()));
         }
         format!("{h:016x}")
     }
@@ -462,7 +458,7 @@ impl Experiment {
     /// made from (if it was built from a git checkout), the seed, and the resolved configuration with its hash.
     fn table_metadata(&self, summary: &Summary) -> Vec<(&'static str, String)> {
         let config = serde_json::to_string(&summary.config).unwrap_or_default();
-        let hash = config.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+        let hash = fnv1a(FNV_OFFSET, config.as_bytes());
         vec![
             ("tailsim.run_id", summary.run_id.clone()),
             ("tailsim.version", summary.tailsim_version.clone()),

@@ -61,11 +61,7 @@ pub fn max_memory() -> Result<Option<u64>, String> {
             .map(Some)
             .map_err(|e| format!("TAILSIM_MAX_MEMORY: {e} (expected a size such as \"64GB\", or \"none\")"));
     }
-    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
-        s.lines()
-            .find(|l| l.starts_with("MemTotal:"))
-            .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()).map(|kb| kb * 1024))
-    });
+    let total = crate::run::proc_kib_field("/proc/meminfo", "MemTotal:");
     let cgroup = std::fs::read_to_string("/sys/fs/cgroup/memory.max").ok().and_then(|s| s.trim().parse::<u64>().ok());
     Ok(match (total, cgroup) {
         (Some(a), Some(b)) => Some(a.min(b)),

@@ -1,6 +1,6 @@
 //! `output.pcap`: which ports' packets are captured (`net/mech/pcap.rs`), resolved against the built network.
 
-use super::build::{Ctx, R};
+use super::build::{node_named, Ctx, R};
 use super::schema::{ExperimentConfig, PcapEntry};
 use crate::metrics::Framing;
 use crate::net::mech::pcap::Capture;
@@ -23,22 +23,11 @@ pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, fr: Framing, net: &mut Ne
         return Err(c.err("output.pcap_max_packets", "must be at least 1"));
     }
     let hosts = net.n_hosts();
-    let name = |n: NodeId| {
-        if n.idx() < hosts {
-            format!("h{}", n.0)
-        } else {
-            net.switches[n.idx() - hosts].name.clone()
-        }
-    };
+    let name = |n: NodeId| net.node_name(n);
+    // Names as everywhere else in a configuration (a switch's exact name wins, else "h3" or "3").
     let node = |key: &str, s: &str| -> R<NodeId> {
-        let t = s.strip_prefix('h').unwrap_or(s);
-        if let Some(i) = t.parse::<usize>().ok().filter(|&i| i < hosts) {
-            return Ok(NodeId(i as u32));
-        }
-        match net.switches.iter().position(|sw| sw.name == s) {
-            Some(i) => Ok(NodeId((hosts + i) as u32)),
-            None => Err(c.err(key, format!("\"{s}\" is not a host (h0 … h{}) or a switch name", hosts - 1))),
-        }
+        node_named(net.switches.iter().map(|sw| sw.name.as_str()), hosts as u32, s)
+            .ok_or_else(|| c.err(key, format!("\"{s}\" is not a host (h0 … h{}) or a switch name", hosts - 1)))
     };
     // Both directions of every link named, in the order given, each once.
     let mut ports: Vec<PortId> = Vec::new();
@@ -87,6 +76,7 @@ pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, fr: Framing, net: &mut Ne
     if named.len() > u16::MAX as usize {
         return Err(c.err("output.pcap", format!("{} ports: at most {} can be captured", named.len(), u16::MAX)));
     }
-    net.install(Mech::Pcap(Capture::new(named, max as usize, fr.mss as u32)), ports);
+    let capture = Capture::new(named, net.ports.len(), max as usize, fr.mss as u32);
+    net.install(Mech::Pcap(capture), ports);
     Ok(())
 }

@@ -70,6 +70,14 @@ pub type Delivery = Option<(NodeId, PktId)>;
 
 impl Network {
     #[inline]
+    /// A node as configurations and results name it: "h3" for a host, else the switch's name.
+    pub fn node_name(&self, n: NodeId) -> String {
+        match n.idx().checked_sub(self.n_hosts()) {
+            None => format!("h{}", n.0),
+            Some(i) => self.switches[i].name.clone(),
+        }
+    }
+
     pub fn n_hosts(&self) -> usize {
         self.hosts.len()
     }

@@ -326,7 +326,7 @@ impl World {
         }
         let fr = self.framing;
         // Every flow is open (nothing has closed): the fluid model needs them all at once.
-        let (ids, flows): (Vec<u64>, Vec<crate::ideal::IdealFlow>) = self
+        let (ids, flows): (Vec<(u64, Time)>, Vec<crate::ideal::IdealFlow>) = self
             .records
             .open_flows()
             .map(|r| {
@@ -334,14 +334,13 @@ impl World {
                 let wire = r.size + pkts * (fr.header + fr.wire_overhead);
                 let rate = self.net.ports[self.net.hosts[r.src.idx()].nic.idx()].rate;
                 (
-                    r.id,
+                    (r.id, r.ideal),
                     crate::ideal::IdealFlow { src: r.src.0, dst: r.dst.0, arrival: r.start, work: rate.tx_time(wire) },
                 )
             })
             .unzip();
         let fluid = crate::ideal::srpt_greedy(&flows, self.net.n_hosts());
-        for ((id, f), d) in ids.into_iter().zip(&flows).zip(fluid) {
-            let ideal = self.records.open(id).expect("every flow is open").ideal;
+        for (((id, ideal), f), d) in ids.into_iter().zip(&flows).zip(fluid) {
             let end = f.arrival + d + ideal.saturating_sub(f.work);
             self.records.received(id, end);
             self.records.closed(id, 0, 0);
