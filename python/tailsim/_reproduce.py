@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from . import targets
 from .result import Result
 from .sweep import sweep, write_atomic
 
@@ -66,29 +67,21 @@ def value_at(d: pd.DataFrame, col: str, **at) -> float | None:
     return float(sel[col].iloc[0]) if len(sel) else None
 
 
-def row(target: str, measured, low: float, high: float, note: str = "") -> dict:
-    """One target: what was measured against the accepted range ``low``–``high`` (``within`` is None when the
-    point was not run or gave no number)."""
-    ok = measured is not None and not pd.isna(measured)
-    return {
-        "target": target,
-        # Three decimals, or four significant digits below 0.001 (an effective loss of 3.7e-8 is not 0).
-        "measured": (round(float(measured), 3) if abs(measured) >= 1e-3 else float(f"{measured:.4g}")) if ok else None,
-        "low": low,
-        "high": high,
-        "within": bool(low <= measured <= high) if ok else None,
-        "note": note,
-    }
+def row(target: str, measured, low: float, high: float, note: str = "", **labels) -> dict:
+    """One target (``targets.target``): ``measured`` is a ``targets.Estimate`` (its interval and basis decide
+    the verdict, ``yes``/``NO``/``not judged at this scale``), a plain number (a single run's value, judged
+    as it is: say in ``note`` why one run settles it), or None (not run)."""
+    if measured is None or isinstance(measured, targets.Estimate):
+        est = measured
+    elif pd.isna(measured):
+        est = None
+    else:
+        est = targets.exact(float(measured), "one run (no interval)")
+    return targets.target(target, est, low, high, note, **labels)
 
 
 def targets_md(rows: list) -> str:
-    lines = ["| target | measured | accepted range | within |", "|---|---|---|---|"]
-    for r in rows:
-        m = "—" if r["measured"] is None else f"{r['measured']:.3g}"
-        w = "not run" if r["within"] is None else ("yes" if r["within"] else "NO")
-        note = f" ({r['note']})" if r["note"] else ""
-        lines.append(f"| {r['target']}{note} | {m} | {r['low']:.3g}–{r['high']:.3g} | {w} |")
-    return "\n".join(lines) + "\n"
+    return targets.markdown(rows)
 
 
 def reproduce(

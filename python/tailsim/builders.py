@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Optional, Union
+from typing import Any, ClassVar, Optional, Union
 
 Size = Union[int, str]
 
@@ -31,9 +31,24 @@ def _dict(obj: Any, extra: Optional[dict] = None) -> dict:
     return out
 
 
+class _Table:
+    """What the builders share: ``to_dict`` gives the set fields as the file's keys, ``kind`` first when the
+    builder has one, ``class_`` and ``raise_`` (Python keywords) spelled ``class`` and ``raise``."""
+
+    kind: ClassVar[Optional[str]] = None
+
+    def to_dict(self) -> dict:
+        d: dict = {"kind": self.kind} if self.kind else {}
+        for f in fields(self):  # type: ignore[arg-type]  (every subclass is a dataclass)
+            v = getattr(self, f.name)
+            if v is not None:
+                d[f.name[:-1] if f.name in ("class_", "raise_") else f.name] = v
+        return d
+
+
 # --- topology -----------------------------------------------------------------------------------------
 @dataclass
-class Preset:
+class Preset(_Table):
     """A named fabric ("pfabric-144", "homa-144", "detail-128", …; docs/config.md § Presets)."""
 
     preset: str
@@ -47,7 +62,7 @@ class Preset:
 
 
 @dataclass
-class Star:
+class Star(_Table):
     """One switch, each host on its own link (the BurstRadar testbed's shape)."""
 
     host_rates: Sequence[str]
@@ -60,7 +75,7 @@ class Star:
 
 
 @dataclass
-class LeafSpine:
+class LeafSpine(_Table):
     leaves: int
     spines: int
     hosts_per_leaf: int
@@ -69,12 +84,11 @@ class LeafSpine:
     edge_delay: Optional[str] = None
     core_delay: Optional[str] = None
 
-    def to_dict(self) -> dict:
-        return _dict(self, {"kind": "leaf-spine"})
+    kind = "leaf-spine"
 
 
 @dataclass
-class FatTree:
+class FatTree(_Table):
     """A three-tier fat tree: k-ary (``k``), or any shape (``pods``, ``tors_per_pod``, ``hosts_per_tor``,
     ``aggs_per_pod``, ``cores`` instead of ``k``), with per-tier rates if they differ."""
 
@@ -99,7 +113,7 @@ class FatTree:
 
 
 @dataclass
-class HtsimTopology:
+class HtsimTopology(_Table):
     """An htsim .topo file."""
 
     path: str
@@ -109,7 +123,7 @@ class HtsimTopology:
 
 
 @dataclass
-class Inline:
+class Inline(_Table):
     """A topology written link by link in the experiment: ``hosts`` (h0 … h<N−1>), ``switches`` as
     ``{"name", "delay"}`` and ``links`` as ``{"a", "b", "rate", "delay"}`` (docs/config.md § inline). Build one from
     a networkx graph (:meth:`from_networkx`) or a DataFrame of links (:meth:`from_links`)."""
@@ -204,7 +218,7 @@ def _clean(m: Mapping[str, Any]) -> dict:
 
 
 @dataclass
-class TopologyFile:
+class TopologyFile(_Table):
     """A tailsim topology file (docs/config.md)."""
 
     path: str
@@ -215,18 +229,15 @@ class TopologyFile:
 
 # --- fabric settings ----------------------------------------------------------------------------------
 @dataclass
-class Host:
+class Host(_Table):
     tx_delay: Optional[str] = None
     rx_delay: Optional[str] = None
     rx_parallel: Optional[int] = None  # packets processed at once (FastLane's server model: 16)
     nic_buffer: Optional[Size] = None
 
-    def to_dict(self) -> dict:
-        return _dict(self)
-
 
 @dataclass
-class Switch:
+class Switch(_Table):
     buffer: Optional[Size] = None
     buffer_mode: Optional[str] = None
     shared_buffer: Optional[Size] = None
@@ -245,34 +256,25 @@ class Switch:
     ingress_buffer: Optional[Size] = None  # CIOQ: per ingress port
     speedup: Optional[int] = None  # CIOQ: crossbar speed over the egress rate
 
-    def to_dict(self) -> dict:
-        return _dict(self)
-
 
 @dataclass
-class Routing:
+class Routing(_Table):
     load_balance: Optional[str] = None  # "ecmp", "spray", "adaptive" or "detail"
     reroute: Optional[str] = None  # failure-detection delay before routes re-converge, e.g. "50us"
     alb_thresholds: Optional[Sequence[Size]] = None  # DeTail's adaptive load balancing thresholds
 
-    def to_dict(self) -> dict:
-        return _dict(self)
-
 
 @dataclass
-class PacketFormat:
+class PacketFormat(_Table):
     mss: Optional[int] = None
     header: Optional[int] = None
     ack: Optional[int] = None
     wire_overhead: Optional[int] = None
 
-    def to_dict(self) -> dict:
-        return _dict(self)
-
 
 # --- transports ---------------------------------------------------------------------------------------
 @dataclass
-class Tcp:
+class Tcp(_Table):
     """TCP NewReno with SACK (docs/transport-tcp.md)."""
 
     init_cwnd: Optional[int] = None
@@ -299,12 +301,6 @@ class Tcp:
     cwr_growth: Optional[bool] = None  # grow during the round an ECN cut applies to (off: Linux's CWR)
 
     kind = "tcp"
-
-    def to_dict(self) -> dict:
-        d = _dict(self, {"kind": self.kind})
-        if "class_" in d:
-            d["class"] = d.pop("class_")
-        return d
 
 
 @dataclass
@@ -333,7 +329,7 @@ class PFabric(Tcp):
 
 
 @dataclass
-class Homa:
+class Homa(_Table):
     """Homa (docs/homa.md): receiver-driven, message-based; pair with ``Preset("homa-144")``."""
 
     rtt_bytes: Optional[Size] = None
@@ -347,9 +343,6 @@ class Homa:
 
     kind = "homa"
 
-    def to_dict(self) -> dict:
-        return _dict(self, {"kind": self.kind})
-
 
 @dataclass
 class Pias(Dctcp):
@@ -359,7 +352,7 @@ class Pias(Dctcp):
 
 
 @dataclass
-class Phost:
+class Phost(_Table):
     """pHost (docs/phost.md): receiver tokens, a free first RTTbytes; pair with ``Preset("homa-144")``."""
 
     rtt_bytes: Optional[Size] = None
@@ -373,12 +366,9 @@ class Phost:
 
     kind = "phost"
 
-    def to_dict(self) -> dict:
-        return _dict(self, {"kind": self.kind})
-
 
 @dataclass
-class Ndp:
+class Ndp(_Table):
     """NDP (docs/ndp.md): pulls, spraying, trimming switches; pair with ``Switch(trim=...)`` to choose the
     trimming threshold."""
 
@@ -388,12 +378,9 @@ class Ndp:
 
     kind = "ndp"
 
-    def to_dict(self) -> dict:
-        return _dict(self, {"kind": self.kind})
-
 
 @dataclass
-class Rdma:
+class Rdma(_Table):
     """RDMA WRITE over RoCEv2 RC (docs/transport-rdma.md): go-back-N at line rate."""
 
     class_: Optional[int] = None
@@ -402,15 +389,9 @@ class Rdma:
 
     kind = "rdma"
 
-    def to_dict(self) -> dict:
-        d = _dict(self, {"kind": self.kind})
-        if "class_" in d:
-            d["class"] = d.pop("class_")
-        return d
-
 
 @dataclass
-class Ideal:
+class Ideal(_Table):
     """pFabric's flow-level SRPT Ideal on the same arrivals (no packets are simulated)."""
 
     kind = "ideal"
@@ -421,7 +402,7 @@ class Ideal:
 
 # --- workloads ----------------------------------------------------------------------------------------
 @dataclass
-class Poisson:
+class Poisson(_Table):
     """Poisson flow arrivals at a target load (fraction of host link capacity)."""
 
     load: float
@@ -438,12 +419,11 @@ class Poisson:
     deadline_min_slack: Optional[float] = None
     class_: Optional[int] = None  # the file's ``class``: every packet of these flows in this class
 
-    def to_dict(self) -> dict:
-        return _class(_dict(self, {"kind": "poisson"}))
+    kind = "poisson"
 
 
 @dataclass
-class Incast:
+class Incast(_Table):
     senders: int
     size: Optional[Size] = None
     cdf: Optional[str] = None
@@ -452,35 +432,32 @@ class Incast:
     interval: Optional[str] = None
     start: Optional[str] = None
 
-    def to_dict(self) -> dict:
-        return _dict(self, {"kind": "incast"})
+    kind = "incast"
 
 
 @dataclass
-class Permutation:
+class Permutation(_Table):
     size: Size
     start: Optional[str] = None
 
-    def to_dict(self) -> dict:
-        return _dict(self, {"kind": "permutation"})
+    kind = "permutation"
 
 
 @dataclass
-class Trace:
+class Trace(_Table):
     """Flows from a CSV trace, an htsim .cm or a .flows file."""
 
     path: str
     start: Optional[str] = None
 
-    def to_dict(self) -> dict:
-        return _dict(self, {"kind": "trace"})
+    kind = "trace"
 
 
 HostSet = Union[str, Sequence[int]]
 
 
 @dataclass
-class Retrieval:
+class Retrieval(_Table):
     """Request–response traffic (DeTail): each client issues retrievals at ``rate`` per second to random
     servers, responses of ``size``, ``sizes`` or ``cdf`` (docs/config.md § retrieval and workflow)."""
 
@@ -498,9 +475,6 @@ class Retrieval:
 
     kind = "retrieval"
 
-    def to_dict(self) -> dict:
-        return _class(_dict(self, {"kind": self.kind}))
-
 
 @dataclass
 class Workflow(Retrieval):
@@ -516,7 +490,7 @@ class Workflow(Retrieval):
 
 
 @dataclass
-class Background:
+class Background(_Table):
     """Closed-loop flows: each source keeps ``per_source`` flows going to random destinations."""
 
     size: Optional[Size] = None
@@ -527,12 +501,11 @@ class Background:
     per_source: Optional[int] = None
     class_: Optional[int] = None
 
-    def to_dict(self) -> dict:
-        return _class(_dict(self, {"kind": "background"}))
+    kind = "background"
 
 
 @dataclass
-class Cbr:
+class Cbr(_Table):
     """Raw packets at ``line_rate`` from ``src`` to ``dst``, optionally in on/off periods; sizes fixed
     (``size``) or from ``packet_sizes`` = [[bytes, cumulative probability], …]; ``on``/``off`` fixed durations or
     [[µs, cumulative probability], …] interpolated linearly."""
@@ -560,7 +533,7 @@ class Cbr:
 
 # --- switch mechanisms (each its own table; Experiment(mechanisms=[...])) ------------------------------
 @dataclass
-class BurstRadar:
+class BurstRadar(_Table):
     """Microburst telemetry at the monitor's switch (docs/burstradar.md)."""
 
     key = "burstradar"
@@ -580,7 +553,7 @@ class BurstRadar:
 
 
 @dataclass
-class Pfc:
+class Pfc(_Table):
     """Priority flow control at every switch (docs/config.md § [pfc]; DeTail)."""
 
     key = "pfc"
@@ -588,12 +561,9 @@ class Pfc:
     unpause: Optional[Size] = None
     response: Optional[str] = None
 
-    def to_dict(self) -> dict:
-        return _dict(self)
-
 
 @dataclass
-class FastLane:
+class FastLane(_Table):
     """Drop notifications from switches to senders (docs/fastlane.md)."""
 
     key = "fastlane"
@@ -602,24 +572,18 @@ class FastLane:
     cap_scale: Optional[float] = None
     strict: Optional[bool] = None
 
-    def to_dict(self) -> dict:
-        return _dict(self)
-
 
 @dataclass
-class CoDel:
+class CoDel(_Table):
     """CoDel's ECN marking at every switch port (docs/fastlane.md); needs an ECN-capable transport."""
 
     key = "codel"
     target: Optional[str] = None
     interval: Optional[str] = None
 
-    def to_dict(self) -> dict:
-        return _dict(self)
-
 
 @dataclass
-class Qjump:
+class Qjump(_Table):
     """QJUMP's rate-limited priority levels at the hosts (docs/qjump.md)."""
 
     key = "qjump"
@@ -636,12 +600,9 @@ class Qjump:
     excess: Optional[str] = None
     per: Optional[str] = None
 
-    def to_dict(self) -> dict:
-        return _dict(self)
-
 
 @dataclass
-class Sqr:
+class Sqr(_Table):
     """SQR: switches cache recent packets so a link failure loses none (docs/sqr.md)."""
 
     key = "sqr"
@@ -667,7 +628,7 @@ class Sqr:
 
 
 @dataclass
-class LinkGuardian:
+class LinkGuardian(_Table):
     """LinkGuardian: link-local retransmission over corrupting links (docs/linkguardian.md)."""
 
     key = "linkguardian"
@@ -690,12 +651,9 @@ class LinkGuardian:
     pause: Optional[Any] = None
     frame: Optional[Any] = None
 
-    def to_dict(self) -> dict:
-        return _dict(self)
-
 
 @dataclass
-class Fault:
+class Fault(_Table):
     """A change of a link at ``at``: ``state`` "down"/"up", a ``corrupt`` probability or a new ``rate``
     (``one_way``: only a → b); ``duration`` makes it temporary, ``every``/``count``/``jitter`` repeat it."""
 
@@ -717,16 +675,13 @@ class Fault:
 
 
 @dataclass
-class Stop:
+class Stop(_Table):
     time: Optional[str] = None
     max_events: Optional[int] = None
 
-    def to_dict(self) -> dict:
-        return _dict(self)
-
 
 @dataclass
-class Output:
+class Output(_Table):
     format: Optional[str] = None
     buckets: Optional[list[Size]] = None
     warmup: Optional[str] = None
@@ -736,12 +691,9 @@ class Output:
     pcap: Optional[list[Union[str, Sequence[str]]]] = None  # nodes, [a, b] links or "hosts": pcap/<a>-<b>.pcap
     pcap_max_packets: Optional[int] = None
 
-    def to_dict(self) -> dict:
-        return _dict(self)
-
 
 @dataclass
-class Experiment:
+class Experiment(_Table):
     """A whole experiment. ``to_dict()`` gives exactly the structure of the TOML file."""
 
     topology: Any

@@ -144,6 +144,11 @@ def _plot(argv: list[str]) -> int:
     ap.add_argument("--out", help="output file (.png/.pdf/.svg); default: <first dir>/<kind>.png")
     ap.add_argument("--x", default="workload[0].load", help="--kind load: the swept key on the x axis")
     ap.add_argument("--series", default="transport.kind", help="--kind load: the swept key that makes the lines")
+    ap.add_argument(
+        "--no-published",
+        action="store_true",
+        help="do not overlay a paper's published values when the runs match its setup (docs/python.md)",
+    )
     a = ap.parse_args(argv)
     import pandas as pd
 
@@ -154,11 +159,13 @@ def _plot(argv: list[str]) -> int:
     try:
         if a.kind == "load":
             summary = pd.read_parquet(Path(a.results[0]) / "summary.parquet")
-            plots.normalized_fct_vs_load(summary, x=a.x, series=a.series, path=out)
+            plots.normalized_fct_vs_load(
+                summary, x=a.x, series=a.series, path=out, published=not a.no_published, sweep_dir=a.results[0]
+            )
         else:
             rs = {Path(d).name: Result.load(d) for d in a.results}
             if a.kind == "slowdown":
-                plots.slowdown_vs_size(rs, path=out)
+                plots.slowdown_vs_size(rs, path=out, published=not a.no_published)
             elif a.kind == "fct-cdf":
                 plots.fct_cdf(rs, path=out)
             else:

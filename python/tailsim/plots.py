@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Optional, Union
 
 import numpy as np
@@ -125,9 +126,12 @@ def size_percentile_curve(flows: pd.DataFrame, bins: int = 20) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def slowdown_vs_size(results: ResultsLike, bins: int = 20, path=None, title: Optional[str] = None):
+def slowdown_vs_size(
+    results: ResultsLike, bins: int = 20, path=None, title: Optional[str] = None, published: bool = True
+):
     """FCT slowdown (p50 dashed, p99 solid) against flow size, with the x axis linear in the cumulative
-    fraction of flows and labelled by the flow size at those fractions (the Homa papers' layout)."""
+    fraction of flows and labelled by the flow size at those fractions (the Homa papers' layout).
+    ``published``: runs of the Homa thesis's setup at 80 % load get its 2.2 bound over the shortest half."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4))
     ref_flows = None
@@ -141,6 +145,12 @@ def slowdown_vs_size(results: ResultsLike, bins: int = 20, path=None, title: Opt
         ticks = np.linspace(0.0, 1.0, 6)
         ax.set_xticks(ticks)
         ax.set_xticklabels([_fmt_size(sizes[min(int(t * (len(sizes) - 1)), len(sizes) - 1)]) for t in ticks])
+    if published:
+        from .published import homa_short_half_bound
+
+        bound = homa_short_half_bound([r.summary.get("config") or {} for _, r in _labelled(results)])
+        if bound:
+            ax.hlines(bound[0], 0, 0.5, colors="black", linestyles=":", label=bound[1])
     ax.set_xlim(0, 1)
     ax.set_yscale("log")
     ax.set_xlabel("flow size (x: cumulative fraction of flows)")
@@ -200,6 +210,8 @@ def normalized_fct_vs_load(
     xlabel: Optional[str] = None,
     ylabel: str = "normalized FCT",
     xlog: bool = False,
+    published: bool = True,
+    sweep_dir: Optional[Union[str, os.PathLike]] = None,
 ):
     """pFabric-style panels: normalized FCT (mean slowdown or its 99th percentile) per size bucket against
     ``x``, one line per value of ``series``. ``summary`` is a sweep's summary table (or a SweepResult).
@@ -207,8 +219,12 @@ def normalized_fct_vs_load(
     Any other key that varies within one (series, x) point is an error (a line would silently average over
     it) unless it is ``seed``: over seeds a line is the mean and a band its 95 % confidence interval (Student t).
     ``reference`` marks published values: {panel title: [(x, value), ...]}; ``bands`` shades published
-    ranges: {panel title: (x values, low values, high values, label)}."""
+    ranges: {panel title: (x values, low values, high values, label[, series value to colour it by]), or a
+    list of those}. ``published``: when the sweep's points (``summary`` a SweepResult, or its directory given as
+    ``sweep_dir``) all ran a paper's setup, its stated values are added to ``bands`` (``tailsim.published``)."""
     plt = _plt()
+    if sweep_dir is None and not isinstance(summary, pd.DataFrame):
+        sweep_dir = getattr(summary, "dir", None)
     df = summary.summary if hasattr(summary, "summary") and not isinstance(summary, pd.DataFrame) else summary
     swept = swept_keys(df)
     for key, flag in ((x, "--x"), (series, "--series")):
@@ -225,19 +241,29 @@ def normalized_fct_vs_load(
             f"--series, or plot one value at a time (summary[summary[{k!r}] == value])"
         )
     seeds = int(df["seed"].nunique()) if "seed" in df.columns else 1
+    bands = {k: (list(v) if isinstance(v, list) else [v]) for k, v in (bands or {}).items()}
+    if published and sweep_dir is not None:
+        from . import published as pub
+
+        roles, workload = pub.pfabric_roles(df, series, pub.point_configs(df, Path(sweep_dir)))
+        for name, extra in pub.pfabric_bands(df, x, series, panels, roles, workload).items():
+            bands.setdefault(name, []).extend(extra)
     fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.6), squeeze=False)
     for ax, (bucket, stat, name) in zip(axes[0], panels):
         sub = df[df["bucket"] == bucket]
+        colors = {}
         for key, g in sub.groupby(series, sort=True):
             g = g.groupby(x)[stat].agg(["mean", "std", "count"]).reset_index().sort_values(x)
             (line,) = ax.plot(g[x], g["mean"], marker="o", label=str(key))
+            colors[key] = line.get_color()
             if seeds > 1:
                 t = np.array([_T95[n - 2] if 2 <= n <= 31 else 1.96 for n in g["count"]])
                 half = t * g["std"].fillna(0).to_numpy() / np.sqrt(g["count"].to_numpy())
                 ax.fill_between(g[x], g["mean"] - half, g["mean"] + half, color=line.get_color(), alpha=0.2)
-        if bands and name in bands:
-            bx, blo, bhi, blabel = bands[name]
-            ax.fill_between(bx, blo, bhi, color="grey", alpha=0.25, label=blabel)
+        for band in bands.get(name, []):
+            bx, blo, bhi, blabel = band[:4]
+            color = colors.get(band[4], "grey") if len(band) > 4 else "grey"
+            ax.fill_between(bx, blo, bhi, color=color, alpha=0.2, label=blabel)
         if reference and name in reference:
             pts = np.array(reference[name], dtype=float)
             ax.plot(pts[:, 0], pts[:, 1], "kx", markersize=8, label="paper")

@@ -24,14 +24,16 @@ testbed ±20 points, ×/÷ 2); a miss is reported and explained in docs/fastlane
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional
 
+import numpy as np
 import pandas as pd
 
-from . import plots
+from . import _estimates as _e, plots, targets
 from ._reproduce import merge as _merge, reproduce, row as _row, run_points, value_at
 from .result import Result
 
@@ -170,6 +172,7 @@ def _measure(r: Result) -> dict:
     out["notice_bw_max"] = fl.get("max_port_bytes", 0) * 8 / (rate * s["simulated_seconds"]) if fl else 0.0
     out["overflow_drops"] = s["packets"]["dropped_overflow"]
     out["wall_s"] = s["wall_seconds"]
+    out["dir"] = str(r.dir)  # the point's flows, for the targets' intervals
     return out
 
 
@@ -271,20 +274,162 @@ def _red(d: pd.DataFrame, scheme: str, col: str, **at) -> Optional[float]:
     return float(sel["reduction_pct"].iloc[0]) if len(sel) else None
 
 
+@functools.lru_cache(maxsize=64)
+def _samples(point_dir: str) -> tuple[dict, str]:
+    """A point's response FCTs after the warm-up (ms) by size (as ``_measure``), and why its load-dependent
+    numbers are not judged (``targets.steady`` over all its flows; "" when they are)."""
+    f = Result.load(point_dir).flow_columns(["role", "size_bytes", "start_us", "fct_us", "finished", "start_ps"])
+    why = targets.steady(f)
+    f = f[(f["role"] == "response") & (f["start_ps"] >= WARMUP_MS * 1e9)]
+    by = {int(s): g["fct_us"].to_numpy(dtype=float) / 1e3 for s, g in f.groupby("size_bytes")}
+    return by, why
+
+
+def _stat_of(col: str) -> tuple[int, Optional[float]]:
+    """(response size, quantile) a column of ``_measure`` reads; quantile None for a mean."""
+    if col == "long_mean_ms":
+        return LONG, None
+    q, size = col.split("_")
+    return int(size), {"p999": 0.999, "p99": 0.99}[q]
+
+
+def _value(x: np.ndarray, q: Optional[float]) -> float:
+    """``_measure``'s statistic: pandas' (linear) quantile or the mean, NaNs (unfinished) left out."""
+    x = x[~np.isnan(x)]
+    return _e.pctl(x, q, "linear") if q is not None else float(x.mean()) if len(x) else float("nan")
+
+
+def _point(d: pd.DataFrame, scheme: str, at: dict) -> Optional[pd.Series]:
+    sel = d[d["scheme"] == scheme]
+    for k, v in at.items():
+        sel = sel[sel[k] == v]
+    return sel.iloc[0] if len(sel) else None
+
+
+def _sample(p: pd.Series, col: str) -> tuple[np.ndarray, str]:
+    size, _ = _stat_of(col)
+    by, why = _samples(p["dir"])
+    x = by.get(size, np.array([]))
+    return x[~np.isnan(x)], why and f"{p['scheme']} at {p['util']:.0%}: {why}"
+
+
+def _has_flows(d: pd.DataFrame) -> bool:
+    return "dir" in d and d["dir"].notna().all()
+
+
+def _est(d: pd.DataFrame, scheme: str, col: str, **at):
+    """A scheme's ``col`` at a point (ms): an order-statistic interval for a percentile, a bootstrap one for a
+    mean; not judged when the run was too short for its load. A table without the points' flows (a
+    hand-made one) gives the plain value."""
+    if not _has_flows(d):
+        return value_at(d, col, scheme=scheme, **at)
+    p = _point(d, scheme, at)
+    if p is None:
+        return None
+    x, why = _sample(p, col)
+    _, q = _stat_of(col)
+    e = _e.quantile(x, q, "responses", "linear") if q is not None else targets.bootstrap(np.mean, [x], what="responses")
+    return e.unless(why)
+
+
+def _groups(d: pd.DataFrame, pairs: list[tuple[str, str, dict]], col: str) -> tuple[list, str]:
+    """For each (scheme, baseline, point): [scheme's samples, baseline's], and the first reason not to judge."""
+    groups, why = [], ""
+    for scheme, base, at in pairs:
+        a, b = _point(d, scheme, at), _point(d, base, at)
+        if a is None or b is None:
+            continue
+        (xa, wa), (xb, wb) = _sample(a, col), _sample(b, col)
+        groups.append([xa, xb])
+        why = why or wa or wb
+    return groups, why
+
+
+def _reduction(x, y, q) -> float:
+    return (1 - _value(x, q) / _value(y, q)) * 100
+
+
+def _red_est(d: pd.DataFrame, scheme: str, col: str, how=None, sizes: Sequence[int] = (), **at):
+    """``_red`` with an interval: 1 − scheme / its baseline (%) at ``col``, a bootstrap over both points'
+    responses (independent: the schemes' flows are not matched one to one). ``how`` (min or max) and several
+    points (``at`` values as lists, or ``sizes`` for the p99.9 of several sizes): the extreme over them."""
+    if not _has_flows(d):
+        if sizes:
+            vals = [_red(d, scheme, f"p999_{s}", **at) for s in sizes]
+            vals = [v for v in vals if v is not None]
+            return how(vals) if vals else None
+        return _red(d, scheme, col, **at)
+    points = [dict(zip(at, vs)) for vs in _product([v if isinstance(v, list) else [v] for v in at.values()])]
+    cols = [f"p999_{s}" for s in sizes] if sizes else [col]
+    groups, why = [], ""
+    qs = []
+    for c in cols:
+        g, w = _groups(d, [(scheme, BASELINE[scheme], p) for p in points], c)
+        groups += g
+        qs += [_stat_of(c)[1]] * len(g)
+        why = why or w
+    if not groups:
+        return None
+    tail = max((q for q in qs if q is not None), default=None)
+
+    def stat(gs):
+        vals = [_reduction(a, b, q) for (a, b), q in zip(gs, qs)]
+        return vals[0] if how is None else how(vals)
+
+    return _e.grouped_bootstrap(stat, groups, "responses", tail=tail).unless(why)
+
+
+def _product(lists):
+    out = [[]]
+    for vs in lists:
+        out = [o + [v] for o in out for v in vs]
+    return out
+
+
+def _ratio_est(d: pd.DataFrame, scheme: str, col: str, num: dict, den: dict):
+    """``col`` of ``scheme`` at point ``num`` over at ``den`` (a change with buffers or caps), with a bootstrap
+    over both points' responses (independent samples); the plain ratio for a table without flows."""
+    if not _has_flows(d):
+        a, b = value_at(d, col, scheme=scheme, **num), value_at(d, col, scheme=scheme, **den)
+        return None if a is None or b is None else a / b
+    a, b = _point(d, scheme, num), _point(d, scheme, den)
+    if a is None or b is None:
+        return None
+    (xa, wa), (xb, wb) = _sample(a, col), _sample(b, col)
+    _, q = _stat_of(col)
+    return targets.bootstrap(lambda x, y: _value(x, q) / _value(y, q), [xa, xb], tail=q, what="responses").unless(
+        wa or wb
+    )
+
+
+def _scaled(e, f: float, shift: float = 0.0):
+    """``e`` × ``f`` + ``shift`` (an Estimate or a plain number)."""
+    if e is None:
+        return None
+    if isinstance(e, targets.Estimate):
+        s = e.scaled(f)
+        lo, hi = sorted((s.low + shift, s.high + shift))
+        return targets.Estimate(None if s.value is None else s.value + shift, lo, hi, s.basis, s.unjudged)
+    return e * f + shift
+
+
+GUARANTEE = "exact: a cap the mechanism enforces; the run's maximum must stay under it"
+
+
 def check_targets(res: dict[str, pd.DataFrame]) -> list:
     rows: list = []
     u = res.get("util")
     if u is not None and len(u):
         if 0.2 in set(u["util"]):
             for s, stated in (("TCP", 1.12), ("FL-PS", 0.21)):
-                m = value_at(u, "p999_2000", scheme=s, util=0.2)
+                m = _est(u, s, "p999_2000", util=0.2)
                 rows.append(
                     _row(f"F1 {s} 2 KB p99.9 at 20 % (ms; stated {stated})", m, stated / TIME_TOL, stated * TIME_TOL)
                 )
             rows.append(
                 _row(
                     "F1 FL-PS reduction, 2 KB at 20 % (%; stated 81)",
-                    _red(u, "FL-PS", "p999_2000", util=0.2),
+                    _red_est(u, "FL-PS", "p999_2000", util=0.2),
                     81 - POINTS_TOL,
                     81 + POINTS_TOL,
                 )
@@ -293,17 +438,17 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
         rows.append(
             _row(
                 f"F1 FL-PS reduction, 2 KB at {top:.0%} (%; stated > 70 at 80 %)",
-                _red(u, "FL-PS", "p999_2000", util=top),
+                _red_est(u, "FL-PS", "p999_2000", util=top),
                 70 - POINTS_TOL,
                 100,
             )
         )
-        r32 = [_red(u, "FL-PS", f"p999_{s}", util=top) for s in SHORT_BYTES]
-        if all(x is not None for x in r32):
+        least = _red_est(u, "FL-PS", None, how=lambda v: v[-1] - min(v[:-1]), sizes=SHORT_BYTES, util=top)
+        if least is not None:
             rows.append(
                 _row(
                     f"F1 32 KB gains least at {top:.0%} (32 KB reduction − smallest other, points; ≤ 0)",
-                    r32[-1] - min(r32[:-1]),
+                    least,
                     -100,
                     0,
                 )
@@ -312,7 +457,7 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
             rows.append(
                 _row(
                     f"F2 FL-PS long (1 MB) mean reduction at {ut:.0%} (%; stated 62)",
-                    _red(u, "FL-PS", "long_mean_ms", util=ut),
+                    _red_est(u, "FL-PS", "long_mean_ms", util=ut),
                     62 - POINTS_TOL,
                     62 + POINTS_TOL,
                 )
@@ -321,10 +466,17 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
         # FastLane's schemes only: TCP without CoDel is a baseline, not FastLane.
         order = order[order["scheme"].isin(["FL-FH", "FL-PS"])] if len(order) else order
         if len(order):
+            smallest = order["reduction_pct"].min()
+            if _has_flows(u):
+                pairs = [(r.scheme, "TCP", {"util": r.util}) for r in order.itertuples()]
+                groups, why = _groups(u, pairs, "p999_2000")
+                smallest = _e.grouped_bootstrap(
+                    lambda gs: min(_reduction(a, b, 0.999) for a, b in gs), groups, "responses", tail=0.999
+                ).unless(why)
             rows.append(
                 _row(
                     "ordering: FastLane below TCP at p99.9, 2 KB, every point (smallest reduction %, > 0)",
-                    order["reduction_pct"].min(),
+                    smallest,
                     0.001,
                     100,
                 )
@@ -336,15 +488,12 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
             rows.append(
                 _row(
                     f"F3 FL-PS reduction, {s // 1000} KB at {top:.0%} short (%; stated > 70)",
-                    _red(sh, "FL-PS", f"p999_{s}", short=top),
+                    _red_est(sh, "FL-PS", f"p999_{s}", short=top),
                     70 - POINTS_TOL,
                     100,
                 )
             )
-        best = max(
-            (x for x in (_red(sh, "pFabric+FL", f"p999_{s}", short=top) for s in SHORT_BYTES) if x is not None),
-            default=None,
-        )
+        best = _red_est(sh, "pFabric+FL", None, how=max, sizes=SHORT_BYTES, short=top)
         rows.append(
             _row(
                 f"F4 pFabric+FL largest short reduction at {top:.0%} short (%; stated up to 47)",
@@ -353,11 +502,11 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
                 47 + POINTS_TOL,
             )
         )
-        infl = _red(sh, "pFabric+FL", "long_mean_ms", short=top)
+        infl = _red_est(sh, "pFabric+FL", "long_mean_ms", short=top)
         rows.append(
             _row(
                 f"F4 pFabric+FL long mean change at {top:.0%} short (% longer; stated +23)",
-                None if infl is None else -infl,
+                _scaled(infl, -1),
                 23 - POINTS_TOL,
                 23 + POINTS_TOL,
             )
@@ -370,12 +519,21 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
                 ok = [k for k in g.index if k >= 0.75 and k != 1.0]
                 if ok:
                     worst = max(g.loc[k, "p999_2000"] / g.loc[1.0, "p999_2000"] - 1 for k in ok) * 100
+                    if _has_flows(ca):
+                        groups = [[_sample(g.loc[k], "p999_2000")[0], _sample(g.loc[1.0], "p999_2000")[0]] for k in ok]
+                        why = next((w for k in ok + [1.0] if (w := _sample(g.loc[k], "p999_2000")[1])), "")
+                        worst = _e.grouped_bootstrap(
+                            lambda gs: max(_value(a, 0.999) / _value(b, 0.999) - 1 for a, b in gs) * 100,
+                            groups,
+                            "responses",
+                            tail=0.999,
+                        ).unless(why)
                     label = f"F5 {s}: caps ≥ 0.75×, 2 KB p99.9 change against 1× (%; stated within 10)"
                     rows.append(_row(label, worst, -100, 10))
                 rows.append(
                     _row(
                         f"F8 {s}: notification queue ≤ cap (most held / cap at 1×)",
-                        g.loc[1.0, "notice_queue_max_b"] / 3276,
+                        _e.exact(g.loc[1.0, "notice_queue_max_b"] / 3276, GUARANTEE),
                         0,
                         1,
                     )
@@ -387,7 +545,7 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
             rows.append(
                 _row(
                     f"F8 ({part}) busiest port's notice share of its capacity (%; stated ≤ 1)",
-                    fl["notice_bw_max"].max() * 100,
+                    _e.exact(fl["notice_bw_max"].max() * 100, GUARANTEE),
                     0,
                     1,
                 )
@@ -395,7 +553,7 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
             rows.append(
                 _row(
                     f"F8 ({part}) most notice bytes held at a port (B; stated ≤ 3.2 KB)",
-                    fl["notice_queue_max_b"].max(),
+                    _e.exact(fl["notice_queue_max_b"].max(), GUARANTEE),
                     0,
                     3276,
                 )
@@ -408,17 +566,16 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
                 rows.append(
                     _row(
                         f"F6 FL long mean at {kb} KB (ms; stated {stated})",
-                        fl.loc[kb, "long_mean_ms"],
+                        _est(b, "FL-FH", "long_mean_ms", buffer_kb=kb),
                         stated / TIME_TOL,
                         stated * TIME_TOL,
                     )
                 )
-        tcp = b[b["scheme"] == "TCP"].set_index("buffer_kb")
         if {128, 16} <= set(fl.index):
             rows.append(
                 _row(
                     "F6 FL 2 KB p99.9, 16 KB / 128 KB buffers (stated flat: ≤ 1.5)",
-                    fl.loc[16, "p999_2000"] / fl.loc[128, "p999_2000"],
+                    _ratio_est(b, "FL-FH", "p999_2000", {"buffer_kb": 16}, {"buffer_kb": 128}),
                     0,
                     TIME_TOL,
                 )
@@ -426,7 +583,7 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
             rows.append(
                 _row(
                     "F6 TCP 2 KB p99.9, 16 KB / 128 KB buffers (stated rises: > 1)",
-                    tcp.loc[16, "p999_2000"] / tcp.loc[128, "p999_2000"],
+                    _ratio_est(b, "TCP", "p999_2000", {"buffer_kb": 16}, {"buffer_kb": 128}),
                     1,
                     1e9,
                 )
@@ -437,7 +594,7 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
                 rows.append(
                     _row(
                         f"F7 {s} long mean, 16 KB / 64 KB (stated ≈ 5)",
-                        g.loc[16, "long_mean_ms"] / g.loc[64, "long_mean_ms"],
+                        _ratio_est(b, s, "long_mean_ms", {"buffer_kb": 16}, {"buffer_kb": 64}),
                         5 / TIME_TOL,
                         5 * TIME_TOL,
                     )
@@ -447,7 +604,9 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
             rows.append(
                 _row(
                     "F7 pFabric+FL better at every buffer (smallest 2 KB reduction %, > 0)",
-                    red["reduction_pct"].min(),
+                    _red_est(b, "pFabric+FL", "p999_2000", how=min, buffer_kb=sorted(set(red["buffer_kb"])))
+                    if _has_flows(b)
+                    else red["reduction_pct"].min(),
                     0.001,
                     100,
                 )
@@ -458,7 +617,13 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
         rows.append(
             _row(
                 "F9 testbed: largest short-flow reduction (%; stated up to 68)",
-                allred["reduction_pct"].max() if len(allred) else None,
+                (
+                    _red_est(t, "FL-FH", None, how=max, sizes=SHORT_BYTES, util=sorted(set(t["util"])))
+                    if _has_flows(t)
+                    else allred["reduction_pct"].max()
+                )
+                if len(allred)
+                else None,
                 68 - TESTBED_POINTS_TOL,
                 68 + TESTBED_POINTS_TOL,
             )
@@ -468,7 +633,7 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
                 rows.append(
                     _row(
                         f"F9 testbed {s} 8 KB p99.9 at 20 % (ms; stated {stated})",
-                        value_at(t, "p999_8000", scheme=s, util=0.2),
+                        _est(t, s, "p999_8000", util=0.2),
                         stated / TESTBED_TIME_TOL,
                         stated * TESTBED_TIME_TOL,
                     )
@@ -478,7 +643,7 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
                 rows.append(
                     _row(
                         f"F9 testbed long mean reduction at {ut:.0%} (%; stated {stated})",
-                        _red(t, "FL-FH", "long_mean_ms", util=ut),
+                        _red_est(t, "FL-FH", "long_mean_ms", util=ut),
                         stated - TESTBED_POINTS_TOL,
                         stated + TESTBED_POINTS_TOL,
                     )

@@ -42,7 +42,8 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
-from . import plots
+from . import _estimates as _e, targets
+from ._linkguardian_figures import figures
 from ._reproduce import reproduce, row, run_points, value_at
 from .result import Result
 
@@ -324,6 +325,7 @@ def _goodput(r: Result) -> dict:
         "goodput_gbps": f["size_bytes"] * 8 / (f["fct_us"] * 1e3) if f["finished"] else np.nan,
         "retransmits": int(f["retransmits"]),
         "timeouts": int(f["timeouts"]),
+        "corrupted": int(r.summary["packets"]["dropped_corrupt"]),
         "loop_overflow": s.get("loop_overflow"),
         "max_rx_queue": s.get("max_rx_queue"),
         "max_tx_held": s.get("max_tx_held"),
@@ -373,14 +375,21 @@ def _ratio(a, b) -> Optional[float]:
     return a / b if a is not None and b and not pd.isna(a) and not pd.isna(b) else None
 
 
+GUARANTEE = "exact: a guarantee of the mechanism; one occurrence in the run refutes it"
+BOUND = "exact: the run's maximum, against a bound it must stay under"
+EXISTS = "exact: an existence; one occurrence in the run shows it"
+DRAINED = "exact: the run drains for 20 ms after the stream; any frame left is a stuck one"
+
+
 def _stress_rows(d: pd.DataFrame) -> list:
     rows = []
     for _, r in d[d["kind"] == "inflated"].iterrows():
+        loss = targets.rate(int(r["lost"]), int(r["protected"]), "protected frames")
         rows.append(
             row(
                 f"L1 inflated: {r['mode']} at p = {r['loss']:g} with {r['copies']} copies, effective loss / "
                 f"p^(copies+1) ({r['effective_loss']:.3g} over {r['protected']:,} frames)",
-                _ratio(r["effective_loss"], r["expected_loss"]),
+                loss.scaled(1 / r["expected_loss"]),
                 1 / RATIO,
                 RATIO,
                 f"{r['gave_up']} given up after ackNoTimeout: a hole every few µs keeps the receiver's loop full: "
@@ -393,7 +402,7 @@ def _stress_rows(d: pd.DataFrame) -> list:
         rows.append(
             row(
                 f"zero: {r['gbps']}G, {r['loss']:g}, {r['mode']}: packets still in flight after the drain",
-                r["in_flight"],
+                _e.exact(r["in_flight"], DRAINED),
                 0,
                 0,
             )
@@ -405,16 +414,33 @@ def _stress_rows(d: pd.DataFrame) -> list:
                 f"L1 {r['gbps']}G, {r['loss']:g}, {r['mode']} ({r['copies']} copies): effective loss, {r['lost']} of "
                 f"{r['protected']:,} frames (stated ≤ 1e-8, expected {r['expected_loss']:.0e}; none lost bounds it "
                 f"at {bound:.1g})",
-                r["effective_loss"],
+                targets.rate(int(r["lost"]), int(r["protected"]), "protected frames"),
                 0,
                 RATIO * max(1e-8, r["expected_loss"]),
             )
         )
     sp = d[d["kind"] == "speed"]
-    lg = value_at(sp, "speed", gbps=100, loss=1e-3, mode="LG")
-    nb = value_at(sp, "speed", gbps=100, loss=1e-3, mode="NB")
+
+    def speed(gbps: int, mode: str) -> Optional[targets.Estimate]:
+        """Frames delivered over the frame slots of the link during the run, as a proportion."""
+        r = sp[(sp["gbps"] == gbps) & (sp["loss"] == 1e-3) & (sp["mode"] == mode)]
+        if not len(r):
+            return None
+        r = r.iloc[0]
+        slots = int(round(r["sim_us"] * 1e-6 * r["gbps"] * 1e9 / (WIRE * 8)))
+        e = targets.rate(min(int(r["delivered"]), slots), slots, "frame slots")
+        return targets.Estimate(float(r["speed"]), min(e.low, r["speed"]), max(e.high, r["speed"]), e.basis)
+
+    lg, nb = speed(100, "LG"), speed(100, "NB")
     rows.append(row("L2 100G, 1e-3: LG's effective link speed (stated ≈ 0.92 ± 0.03)", lg, 0.89, 0.95))
-    rows.append(row("L2 ordering: LG-NB's speed − LG's at 100G, 1e-3 (≥ 0)", None if lg is None else nb - lg, 0, 1))
+    rows.append(
+        row(
+            "L2 ordering: LG-NB's speed − LG's at 100G, 1e-3 (≥ 0)",
+            _e.difference(nb, lg, "difference of two 95% CIs on the delivered shares"),
+            0,
+            1,
+        )
+    )
     for gbps, what, col, mode, stated in (
         (25, "TX", "max_tx_queue", "LG", 3_600),
         (25, "RX", "max_rx_queue", "LG", 60_000),
@@ -425,7 +451,7 @@ def _stress_rows(d: pd.DataFrame) -> list:
         rows.append(
             row(
                 f"L6 {gbps}G, 1e-3, {mode}: largest {what} recirculation queue (B; stated ≤ {stated / 1000:g} KB)",
-                value_at(sp, col, gbps=gbps, loss=1e-3, mode=mode),
+                _e.exact(value_at(sp, col, gbps=gbps, loss=1e-3, mode=mode), BOUND),
                 0,
                 stated * TIME,
                 "the TX loop's copies are acknowledged within one pass: docs/linkguardian.md" if what == "TX" else "",
@@ -436,7 +462,10 @@ def _stress_rows(d: pd.DataFrame) -> list:
             rows.append(
                 row(
                     f"calibration (Fig. 5.10): 100G, 1e-3, {mode}: {what} loss-to-resend delay (µs; thesis 2-5.25)",
-                    value_at(sp, col, gbps=100, loss=1e-3, mode=mode),
+                    _e.exact(
+                        value_at(sp, col, gbps=100, loss=1e-3, mode=mode),
+                        "exact: an extreme of the run's resend delays, which the loop's pass time sets",
+                    ),
                     2.0,
                     5.25,
                     "the pass latency that would give it costs L2: docs/linkguardian.md",
@@ -446,7 +475,10 @@ def _stress_rows(d: pd.DataFrame) -> list:
         rows.append(
             row(
                 f"L6 zero: {gbps}G, LG-NB's RX queue (B)",
-                value_at(sp, "max_rx_queue", gbps=gbps, loss=1e-3, mode="NB"),
+                _e.exact(
+                    value_at(sp, "max_rx_queue", gbps=gbps, loss=1e-3, mode="NB"),
+                    "exact: LG-NB forwards out of order and holds nothing at the receiver, by design",
+                ),
                 0,
                 0,
             )
@@ -454,22 +486,53 @@ def _stress_rows(d: pd.DataFrame) -> list:
     return rows
 
 
+def _fct(d: pd.DataFrame, **at) -> Optional[np.ndarray]:
+    """A point's flow completion times (µs, in flow order), or None."""
+    sel = d
+    for k, v in at.items():
+        sel = sel[sel[k] == v]
+    return np.asarray(sel["fct_us"].iloc[0], dtype=float) if len(sel) else None
+
+
+def _pratio(a: Optional[np.ndarray], b: Optional[np.ndarray], q: float) -> Optional[targets.Estimate]:
+    """The ratio of two points' ``q`` percentiles (linear, as ``_flows``): a paired bootstrap when they ran the
+    same flows (the same trace), else two independent samples."""
+    if a is None or b is None:
+        return None
+
+    def stat(x, y):
+        return _e.pctl(x, q, "linear") / _e.pctl(y, q, "linear")
+
+    return targets.bootstrap(stat, [a, b], paired=len(a) == len(b), tail=q)
+
+
 def _short_rows(s: pd.DataFrame) -> list:
     rows = []
+
+    def fct(kind: str, size: int, scheme: str) -> Optional[np.ndarray]:
+        return _fct(s, transport=kind, size=size, scheme=scheme)
 
     def at(col: str, kind: str, size: int, scheme: str) -> Optional[float]:
         return value_at(s, col, transport=kind, size=size, scheme=scheme)
 
-    base9, base99 = at("p999_us", "dctcp", 24387, "no loss"), at("p9999_us", "dctcp", 24387, "no loss")
+    base = fct("dctcp", 24387, "no loss")
     host = "tailsim's hosts add 14 µs of stack, the testbed's ~120 µs more: docs/linkguardian.md"
-    rows.append(row("L3 no loss: p99.9 FCT (µs; stated 166.9)", base9, 166.877 / TIME, 166.877 * TIME, host))
+    rows.append(
+        row(
+            "L3 no loss: p99.9 FCT (µs; stated 166.9)",
+            None if base is None else _e.quantile(base, 0.999, "flows", "linear"),
+            166.877 / TIME,
+            166.877 * TIME,
+            host,
+        )
+    )
     for sch, (s9, s99) in TABLE_5_1.items():
         if sch == "no loss":
             continue
         rows.append(
             row(
                 f"L3 {sch}: p99.9 FCT / no loss's (stated {s9 / TABLE_5_1['no loss'][0]:.3g})",
-                _ratio(at("p999_us", "dctcp", 24387, sch), base9),
+                _pratio(fct("dctcp", 24387, sch), base, 0.999),
                 s9 / TABLE_5_1["no loss"][0] / RATIO,
                 s9 / TABLE_5_1["no loss"][0] * RATIO,
             )
@@ -478,7 +541,7 @@ def _short_rows(s: pd.DataFrame) -> list:
             rows.append(
                 row(
                     f"L3 {sch}: p99.99 FCT / no loss's (stated {s99 / TABLE_5_1['no loss'][1]:.3g})",
-                    _ratio(at("p9999_us", "dctcp", 24387, sch), base99),
+                    _pratio(fct("dctcp", 24387, sch), base, 0.9999),
                     s99 / TABLE_5_1["no loss"][1] / RATIO,
                     s99 / TABLE_5_1["no loss"][1] * RATIO,
                 )
@@ -487,17 +550,17 @@ def _short_rows(s: pd.DataFrame) -> list:
         rows.append(
             row(
                 f"L3 ordering: p99.99 of {a} / {b} (> 1)",
-                _ratio(at("p9999_us", "dctcp", 24387, a), at("p9999_us", "dctcp", 24387, b)),
+                _pratio(fct("dctcp", 24387, a), fct("dctcp", 24387, b), 0.9999),
                 1.0 + 1e-9,
                 1e9,
             )
         )
     for (kind, size), gain in GAINS.items():
-        loss = at("p999_us", kind, size, "loss")
+        loss = fct(kind, size, "loss")
         rows.append(
             row(
                 f"L4 {kind.upper()} {size:,} B: p99.9 gain of LG (stated {gain}×)",
-                _ratio(loss, at("p999_us", kind, size, "LG")),
+                _pratio(loss, fct(kind, size, "LG"), 0.999),
                 gain / RATIO,
                 gain * RATIO,
             )
@@ -506,17 +569,24 @@ def _short_rows(s: pd.DataFrame) -> list:
             rows.append(
                 row(
                     f"L4 {kind.upper()} 143 B: p99.9 gain of LG-NB (stated: as LG's, {gain}×)",
-                    _ratio(loss, at("p999_us", kind, size, "ReTx+Tail")),
+                    _pratio(loss, fct(kind, size, "ReTx+Tail"), 0.999),
                     gain / RATIO,
                     gain * RATIO,
                 )
             )
         for sch in ("LG", "ReTx+Tail"):
-            rows.append(row(f"zero: {kind.upper()} {size:,} B {sch}, timeouts", at("timeouts", kind, size, sch), 0, 0))
+            rows.append(
+                row(
+                    f"zero: {kind.upper()} {size:,} B {sch}, timeouts",
+                    _e.exact(at("timeouts", kind, size, sch), GUARANTEE),
+                    0,
+                    0,
+                )
+            )
     rows.append(
         row(
             "L4 RDMA 24,387 B: LG-NB p99 / no LG's (stated: NB only removes RTOs, ≈ 1)",
-            _ratio(at("p99_us", "rdma", 24387, "ReTx+Tail"), at("p99_us", "rdma", 24387, "loss")),
+            _pratio(fct("rdma", 24387, "ReTx+Tail"), fct("rdma", 24387, "loss"), 0.99),
             1 - PCT,
             1 + PCT,
         )
@@ -524,7 +594,7 @@ def _short_rows(s: pd.DataFrame) -> list:
     rows.append(
         row(
             "L4 ordering: RDMA 24,387 B p99.9, LG-NB / LG (> 1: go-back-N does not tolerate NB's reordering)",
-            _ratio(at("p999_us", "rdma", 24387, "ReTx+Tail"), at("p999_us", "rdma", 24387, "LG")),
+            _pratio(fct("rdma", 24387, "ReTx+Tail"), fct("rdma", 24387, "LG"), 0.999),
             1.0 + 1e-9,
             1e9,
         )
@@ -539,10 +609,7 @@ def _motivation_rows(m: pd.DataFrame) -> list:
         rows.append(
             row(
                 f"L5 25G, 143 B, {kind.upper()}: p99.9 at 1e-3 / without loss (stated ×{stated})",
-                _ratio(
-                    value_at(m, "p999_us", transport=kind, scheme="loss"),
-                    value_at(m, "p999_us", transport=kind, scheme="no loss"),
-                ),
+                _pratio(_fct(m, transport=kind, scheme="loss"), _fct(m, transport=kind, scheme="no loss"), 0.999),
                 stated / RATIO,
                 stated * RATIO,
                 jitter,
@@ -551,16 +618,39 @@ def _motivation_rows(m: pd.DataFrame) -> list:
     rows.append(
         row(
             "L5 without loss: DCTCP's p99.9 / RDMA's (stated ≈ 3)",
-            _ratio(
-                value_at(m, "p999_us", transport="dctcp", scheme="no loss"),
-                value_at(m, "p999_us", transport="rdma", scheme="no loss"),
-            ),
+            _pratio(_fct(m, transport="dctcp", scheme="no loss"), _fct(m, transport="rdma", scheme="no loss"), 0.999),
             3 / RATIO,
             3 * RATIO,
             "both cross the same 7 µs host stack here; no kernel bypass is modelled: docs/linkguardian.md",
         )
     )
     return rows
+
+
+# A loss rate's effect on one long flow's goodput needs this many lost frames in the flow to be judged.
+MIN_LOSSES = 10
+
+
+def _goodput_share(d: pd.DataFrame, col: str, value: Optional[float], **at) -> Optional[targets.Estimate]:
+    """One long flow's goodput (or a share of it): a time average over the flow, no interval; not judged when
+    the flow met fewer than ``MIN_LOSSES`` corrupted frames on a lossy link (its goodput then tells little of
+    the loss rate's effect: a longer flow would)."""
+    if value is None or pd.isna(value):
+        return None
+    sel = d
+    for k, v in at.items():
+        if k in sel:
+            sel = sel[sel[k] == v]
+    hit = int(sel["corrupted"].iloc[0]) if len(sel) and "corrupted" in sel else None
+    basis = "one flow's goodput, a time average (no interval)"
+    if hit is not None:
+        basis = f"one flow's goodput over {hit:,} corrupted frames, a time average (no interval)"
+    e = targets.Estimate(float(value), float(value), float(value), basis)
+    if hit is not None and at.get("loss", 0) and hit < MIN_LOSSES:
+        e = e.unless(
+            f"the flow met {hit} corrupted frames; a loss rate's effect on it needs ≥ {MIN_LOSSES} (a longer flow)"
+        )
+    return e
 
 
 def _cubic_rows(cu: pd.DataFrame) -> list:
@@ -571,10 +661,11 @@ def _cubic_rows(cu: pd.DataFrame) -> list:
             note = ""
             if scheme == "none" and loss >= 1e-4:
                 note = "at a 30 µs RTT CUBIC's loss-limited window stays above the BDP: docs/linkguardian.md"
+            at = dict(scheme=scheme, loss=loss, rtt_us=RTT_US)
             rows.append(
                 row(
                     f"L7 10G CUBIC, {scheme}, {loss:g}: goodput / lossless ({g} / {stated[0]} Gb/s = {share:.3f})",
-                    value_at(cu, "share_of_lossless", scheme=scheme, loss=loss, rtt_us=RTT_US),
+                    _goodput_share(cu, "share_of_lossless", value_at(cu, "share_of_lossless", **at), **at),
                     share - PCT,
                     share + PCT,
                     note,
@@ -587,11 +678,12 @@ def _transport_rows(t: pd.DataFrame) -> list:
     rows = []
     for kind in ("cubic", "dctcp"):
 
-        def share(scheme: str, gbps: int = 25, kind: str = kind) -> Optional[float]:
-            return _ratio(
+        def share(scheme: str, gbps: int = 25, kind: str = kind) -> Optional[targets.Estimate]:
+            v = _ratio(
                 value_at(t, "goodput_gbps", gbps=gbps, transport=kind, scheme=scheme),
                 value_at(t, "goodput_gbps", gbps=gbps, transport=kind, scheme="no loss"),
             )
+            return _goodput_share(t, "goodput_gbps", v, gbps=gbps, transport=kind, scheme=scheme, loss=1e-3)
 
         rows.append(
             row(
@@ -612,7 +704,7 @@ def _transport_rows(t: pd.DataFrame) -> list:
         rows.append(
             row(
                 f"zero: 25G {kind.upper()} LG, RX loop overflows",
-                value_at(t, "loop_overflow", gbps=25, transport=kind, scheme="LG"),
+                _e.exact(value_at(t, "loop_overflow", gbps=25, transport=kind, scheme="LG"), GUARANTEE),
                 0,
                 0,
             )
@@ -620,7 +712,7 @@ def _transport_rows(t: pd.DataFrame) -> list:
         rows.append(
             row(
                 f"L8 25G {kind.upper()}, LG without backpressure: RX loop overflows (stated: periodically, > 0)",
-                value_at(t, "loop_overflow", gbps=25, transport=kind, scheme="LG, no backpressure"),
+                _e.exact(value_at(t, "loop_overflow", gbps=25, transport=kind, scheme="LG, no backpressure"), EXISTS),
                 1,
                 1e12,
                 "a 25G link fills the 100G loop a quarter at most; at 100G it overflows: docs/linkguardian.md",
@@ -631,15 +723,16 @@ def _transport_rows(t: pd.DataFrame) -> list:
         rows.append(
             row(
                 f"L8 at 100G (ours) {kind.upper()}, LG without backpressure: RX loop overflows (> 0)",
-                value_at(t, "loop_overflow", gbps=100, transport=kind, scheme="LG, no backpressure"),
+                _e.exact(value_at(t, "loop_overflow", gbps=100, transport=kind, scheme="LG, no backpressure"), EXISTS),
                 1,
                 1e12,
             )
         )
+        at = dict(gbps=100, transport=kind, scheme="LG, no backpressure", loss=1e-3)
         rows.append(
             row(
                 f"L8 at 100G (ours) {kind.upper()}: goodput without backpressure / with (< 1)",
-                _ratio(nobp100, lg100),
+                _goodput_share(t, "goodput_gbps", _ratio(nobp100, lg100), **at),
                 0,
                 1 - 1e-9,
             )
@@ -662,117 +755,6 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
     return rows
 
 
-# --- figures ----------------------------------------------------------------------------------------------------
-
-
-def _tail(ax, fct: Sequence[float], label: str, top: float = 0.01) -> None:
-    """The slowest ``top`` of the flows as a CCDF (the thesis's 'top 1 %' plots)."""
-    a = np.sort(np.asarray(fct))
-    if not len(a):
-        return
-    ccdf = 1 - np.arange(len(a)) / len(a)
-    keep = ccdf <= top
-    ax.step(a[keep], ccdf[keep], where="post", label=label)
-
-
-def _figures(res: dict[str, pd.DataFrame], out: Path) -> None:
-    plt = plots._plt()
-    st = res.get("stress")
-    if st is not None and len(st):
-        fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
-        lo = st[st["kind"] != "speed"]
-        x = np.arange(len(lo))
-        a1.bar(x - 0.2, lo["effective_loss"].clip(lower=1e-12), 0.4, label="measured (1e-12: none lost)")
-        a1.bar(x + 0.2, lo["expected_loss"], 0.4, label="p^(copies+1)")
-        a1.axhline(1e-8, color="k", ls=":", label="target 1e-8")
-        a1.set_yscale("log")
-        a1.set_xticks(x, [f"{r.gbps}G {r.loss:g}\n{r.mode}" for r in lo.itertuples()], fontsize=6)
-        a1.set_ylabel("effective loss rate")
-        a1.set_title("Fig. 5.12 (effective loss)")
-        a1.legend(fontsize=7)
-        sp = st[st["kind"] == "speed"]
-        x = np.arange(len(sp))
-        a2.bar(x, sp["speed"])
-        a2.axhline(0.92, color="k", ls=":", label="thesis: LG at 100G, 1e-3")
-        a2.set_xticks(x, [f"{r.gbps}G {r.loss:g}\n{r.mode}" for r in sp.itertuples()], fontsize=6)
-        a2.set_ylabel("effective link speed (share)")
-        a2.set_ylim(0, 1.05)
-        a2.set_title("Fig. 5.12 (speed)")
-        a2.legend(fontsize=7)
-        plots._finish(fig, out / "fig5_12_stress.png")
-        plt.close(fig)
-    if st is not None and len(st) and "resend_hist_100ns" in st:
-        sp = st[(st["kind"] == "speed") & (st["resends_timed"] > 0)]
-        fig, ax = plt.subplots(figsize=(5.5, 3.8))
-        for r in sp.itertuples():
-            h = np.asarray(r.resend_hist_100ns, dtype=float)
-            ax.step(
-                np.arange(len(h)) * 0.1, np.cumsum(h) / h.sum(), where="post", label=f"{r.gbps:g}G {r.loss:g} {r.mode}"
-            )
-        ax.axvspan(2.0, 5.25, color="0.85", label="thesis, 100G (2-5.25 µs)")
-        ax.set_xlim(0, 8)
-        ax.set_xlabel("loss detected -> resend received (µs)")
-        ax.set_ylabel("CDF")
-        ax.set_title("Fig. 5.10 (calibration)")
-        ax.legend(fontsize=7)
-        plots._finish(fig, out / "fig5_10_resend_delay.png")
-        plt.close(fig)
-    sh = res.get("short")
-    if sh is not None and len(sh):
-        fig, axes = plt.subplots(2, 2, figsize=(10, 7))
-        for ax, (kind, size) in zip(axes.flat, [(k, s) for s in (143, 24387) for k in ("dctcp", "rdma")]):
-            for _, r in sh[(sh["transport"] == kind) & (sh["size"] == size)].iterrows():
-                _tail(ax, r["fct_us"], r["scheme"])
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_xlabel("FCT (µs)")
-            ax.set_ylabel("fraction of flows slower")
-            ax.set_title(f"{kind.upper()} {size:,} B, 100G, 1e-3 (Figs. 5.15-5.16)")
-            ax.legend(fontsize=6)
-        plots._finish(fig, out / "fig5_15_16_short.png")
-        plt.close(fig)
-    mo = res.get("motivation")
-    if mo is not None and len(mo):
-        fig, ax = plt.subplots(figsize=(5, 3.8))
-        for _, r in mo.iterrows():
-            _tail(ax, r["fct_us"], f"{r['transport'].upper()} {r['scheme']}")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("FCT (µs)")
-        ax.set_ylabel("fraction of flows slower")
-        ax.set_title("143 B at 25G, no LG (Fig. 5.4)")
-        ax.legend(fontsize=7)
-        plots._finish(fig, out / "fig5_4_motivation.png")
-        plt.close(fig)
-    cu = res.get("cubic")
-    if cu is not None and len(cu):
-        fig, ax = plt.subplots(figsize=(5.5, 3.8))
-        xs = np.arange(len(CUBIC_LOSSES))
-        for i, (scheme, stated) in enumerate(TABLE_5_3.items()):
-            g = cu[(cu["scheme"] == scheme) & (cu["rtt_us"] == RTT_US)].sort_values("loss")
-            ax.plot(xs, g["goodput_gbps"], marker="os^"[i], label=f"{scheme} (tailsim)")
-            ax.plot(xs, stated, ls=":", marker="os^"[i], color=ax.lines[-1].get_color(), label=f"{scheme} (thesis)")
-        g = cu[cu["rtt_us"] != RTT_US].sort_values("loss")
-        ax.plot(xs, g["goodput_gbps"], marker="x", label="none, 150 µs RTT (tailsim)")
-        ax.set_xticks(xs, ["0", "1e-5", "1e-4", "1e-3"])
-        ax.set_xlabel("loss rate")
-        ax.set_ylabel("CUBIC goodput (Gb/s)")
-        ax.set_title("Table 5.3 (10G)")
-        ax.legend(fontsize=6)
-        plots._finish(fig, out / "table5_3_cubic.png")
-        plt.close(fig)
-    tr = res.get("transport")
-    if tr is not None and len(tr):
-        fig, ax = plt.subplots(figsize=(7, 3.8))
-        labels = [f"{r.gbps}G {r.transport}\n{r.scheme}" for r in tr.itertuples()]
-        ax.bar(np.arange(len(tr)), tr["goodput_gbps"] / tr["gbps"])
-        ax.set_xticks(np.arange(len(tr)), labels, fontsize=5, rotation=60)
-        ax.set_ylabel("goodput / link rate")
-        ax.set_title("Figs. 5.13-5.14 (1e-3)")
-        plots._finish(fig, out / "fig5_13_transport.png")
-        plt.close(fig)
-
-
 def linkguardian(
     out: os.PathLike | str = "results/reproduce-linkguardian",
     scale: str = "small",
@@ -790,4 +772,4 @@ def linkguardian(
         c["flows"] = flows
     run = dict(backend=backend, workers=workers, scheduler=scheduler, progress=progress)
     fns = {"stress": stress, "short": short, "motivation": motivation, "cubic": cubic, "transport": transport}
-    return reproduce(out, parts, fns, c, run, check_targets, _figures)
+    return reproduce(out, parts, fns, c, run, check_targets, figures)

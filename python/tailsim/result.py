@@ -31,6 +31,7 @@ def table_file(directory: Path, name: str) -> Optional[Path]:
 # say which columns are optional, CSV files cannot: the list makes both read alike.)
 NULLABLE_INT = {
     "flows": ("end_ps", "fct_ps", "retrieval_id"),
+    "ports": ("max_queue_bytes_arrivals",),
     "retrievals": ("start_ps", "end_ps"),
     "workflows": ("end_ps",),
 }

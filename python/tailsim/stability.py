@@ -100,7 +100,7 @@ def load_points(
     rows = []
     for p in res.params.itertuples():
         r = res.result(p.point)
-        rows.append({"load": r.config["workload"][0]["load"], **judge(r, tolerance)})
+        rows.append({"load": r.config["workload"][0]["load"], **judge(r, tolerance), "dir": str(r.dir)})
     return pd.DataFrame(rows).sort_values("load", ignore_index=True)
 
 

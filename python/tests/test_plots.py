@@ -164,3 +164,72 @@ def test_load_plot_over_seeds_draws_mean_and_confidence_band():
     lo = bands[0].get_paths()[0].vertices[:, 1].min()
     assert y.min() - lo == pytest.approx(4.303 * 0.1 / 3**0.5, rel=1e-3)
     assert "mean of 3 seeds" in fig._suptitle.get_text()
+
+
+def _legend_labels(fig) -> list[str]:
+    return [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+
+
+def test_load_plot_overlays_the_papers_ranges_when_the_sweep_is_its_setup(tmp_path):
+    """A sweep of the Ideal and pFabric on pfabric-144 / web search gets pFabric §5.4's ranges drawn around
+    the Ideal's curve, from `tailsim plot` too; another fabric, or --no-published, gets none."""
+    import subprocess
+    import sys
+
+    from tailsim.reproduce import PFABRIC_BASE, PFABRIC_TARGETS
+
+    grid = {"workload[0].load": [0.3, 0.6], "transport.kind": ["ideal", "pfabric"]}
+    fixed = {"workload[0].flows": 60, "switch.queue": "pfabric", "switch.buffer": "36KB"}
+    sw = tailsim.sweep(PFABRIC_BASE, grid, tmp_path / "pf", set=fixed, workers=2, progress=False)
+    fig = plots.normalized_fct_vs_load(sw, panels=plots.PFABRIC_PANELS[:2])
+    labels = _legend_labels(fig)
+    expected = {
+        f"paper §5.4: pFabric {lo:g}–{hi:g}× Ideal"
+        for wl, s, b, st, ref, lo, hi, _ in PFABRIC_TARGETS
+        if wl == "websearch" and s == "pFabric" and ref == "Ideal" and b == "(0,100KB]"
+    }
+    assert expected and expected <= set(labels), labels
+    # The band is the Ideal's own curve times the stated ratios.
+    ax = fig.axes[0]
+    ideal = dict(zip(*[ln.get_data() for ln in ax.get_lines() if ln.get_label() == "ideal"][0]))
+    band = ax.collections[0].get_paths()[0].vertices
+    lo_ratio = next(
+        lo
+        for wl, s, b, st, ref, lo, hi, _ in PFABRIC_TARGETS
+        if (s, b, st) == ("pFabric", "(0,100KB]", "slowdown_mean")
+    )
+    assert band[:, 1].min() == pytest.approx(min(v * lo_ratio for v in ideal.values()))
+    assert not any(
+        lbl.startswith("paper")
+        for lbl in _legend_labels(plots.normalized_fct_vs_load(sw, panels=plots.PFABRIC_PANELS[:2], published=False))
+    )
+    # The command line, from the sweep directory alone.
+    out = tmp_path / "load.png"
+    cli = [sys.executable, "-m", "tailsim", "plot", str(sw.dir), "--kind", "load", "--out", str(out)]
+    assert subprocess.run(cli, capture_output=True, text=True).returncode == 0 and out.stat().st_size > 0
+    assert subprocess.run([*cli, "--no-published"], capture_output=True, text=True).returncode == 0
+    # Not the paper's fabric: nothing drawn.
+    other = tailsim.sweep(
+        PFABRIC_BASE,
+        grid,
+        tmp_path / "other",
+        set={**fixed, "topology.preset": "homa-144"},
+        workers=2,
+        progress=False,
+    )
+    assert not any(
+        lbl.startswith("paper")
+        for lbl in _legend_labels(plots.normalized_fct_vs_load(other, panels=plots.PFABRIC_PANELS[:2]))
+    )
+
+
+def test_slowdown_plot_draws_homas_bound_on_the_thesis_setup(tmp_path):
+    from tailsim.reproduce_homa import HOMA_BASE
+
+    r = tailsim.run(HOMA_BASE, tmp_path / "h", set={"workload[0].flows": 2000}, progress=False)
+    assert any(lbl.startswith("thesis §6.2") for lbl in _legend_labels(plots.slowdown_vs_size(r)))
+    assert not any(lbl.startswith("thesis") for lbl in _legend_labels(plots.slowdown_vs_size(r, published=False)))
+    r5 = tailsim.run(
+        HOMA_BASE, tmp_path / "h5", set={"workload[0].flows": 2000, "workload[0].load": 0.5}, progress=False
+    )
+    assert not any(lbl.startswith("thesis") for lbl in _legend_labels(plots.slowdown_vs_size(r5)))

@@ -31,7 +31,18 @@ def test_main_part_orders_schemes_as_the_paper(small):
     checks = json.loads((out / "targets.json").read_text())
     main_targets = {t[-1] for t in reproduce.PFABRIC_TARGETS}
     assert main_targets <= {c["target"] for c in checks}
-    assert all(isinstance(c["within"], bool) and c["ratio"] > 0 for c in checks)
+    # At CI size (400 flows) the arrivals last about as long as the largest flows take: nothing that depends
+    # on the load is judged, every target says so and why, and its value and interval are still reported.
+    main = [c for c in checks if c["target"] in main_targets]
+    assert all(c["verdict"] == "not judged at this scale" and c["within"] is None for c in main), main
+    assert all("byte-weighted mean FCT" in c["why"] for c in main)
+    assert all(c["interval_low"] <= c["measured"] <= c["interval_high"] and c["measured"] > 0 for c in main)
+    # The ratio is the two schemes' statistic over the same flows: the summary's own numbers give it too.
+    sm = s[(s["bucket"] == "(0,100KB]")].groupby(["scheme", "load"])["slowdown_mean"].first()
+    ratio = next(c for c in main if c["target"].startswith("small flows: DCTCP mean") and c["load"] == 0.6)
+    assert abs(ratio["measured"] - sm[("DCTCP", 0.6)] / sm[("pFabric", 0.6)]) < 2e-3, ratio
+    md = (out / "targets.md").read_text()
+    assert md.startswith(f"{len(checks)} targets: ") and "[1] " in md
 
 
 def test_deadline_part_edf_meets_the_most_deadlines(small):
@@ -127,7 +138,19 @@ def test_small_homa_reproduction(tmp_path):
     checks = json.loads((tmp_path / "targets.json").read_text())
     # Per workload (W1, W4): short-message p99, 100 B latency, Homa vs pFabric, pHost vs Homa, PIAS vs Homa;
     # W6 with k = 1 and k = 7; the maximum load of Homa and pHost on W1.
-    assert len(checks) == 2 * 5 + 2 + 2 and all(isinstance(c["within"], bool) for c in checks)
+    # Table 6.1: Homa's queue mean and max for 3 port classes per workload.
+    table = [c for c in checks if c["target"].startswith("Table 6.1")]
+    assert len(table) == 2 * 6 and all(c["measured"] >= 0 for c in table), table
+    assert len(checks) == 2 * 5 + 2 + 2 + len(table), [c["target"] for c in checks]
+    assert all(c["verdict"] in ("yes", "NO", "not judged at this scale") for c in checks)
+    # W6's windows (4 ms) are shorter than its messages take: neither overcommitment target is judged, and with
+    # no crossing of 1 − load within the loads run, none is reported as measured — only the bound above them.
+    for c in (c for c in checks if c["target"].startswith("W6")):
+        assert c["verdict"] == "not judged at this scale" and c["measured"] is None, c
+        assert c["interval_low"] == max(reproduce_homa.HOMA_SCALES["small"]["overcommit_loads"]), c
+    # The maximum load is a bracket between probes, never a probe's load reported as the measurement.
+    for c in (c for c in checks if "maximum sustainable load" in c["target"]):
+        assert c["measured"] is None and c["interval_low"] < c["interval_high"], c
     oc = pd.read_parquet(tmp_path / "overcommit.parquet")
     assert set(oc["k"]) == {1, 7} and (oc["wasted_bandwidth"] > 0).all()
     # Monogamous grants waste more of the receivers' bandwidth than overcommitment, at every load.

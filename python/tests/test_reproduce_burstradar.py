@@ -93,3 +93,31 @@ def test_builders_give_the_file_structure(tmp_path):
     assert b["marked"] > 0 and len(r.telemetry) == b["ring"]["exported"]
     with pytest.raises(ValueError, match="given twice"):
         tailsim.Experiment(topology=exp.topology, mechanisms=[tailsim.BurstRadar(), tailsim.BurstRadar()]).to_dict()
+
+
+def _by(rows, prefix):
+    return next(r for r in rows if r["target"].startswith(prefix))
+
+
+def test_b1_is_a_share_with_its_interval_and_a_short_run_is_not_judged(small):
+    out, res = small
+    checks = {c["target"]: c for c in json.loads((out / "targets.json").read_text())}
+    b1 = _by(checks.values(), "B1 cache")
+    assert b1["basis"].startswith("95% CI") and b1["interval_low"] <= b1["measured"] <= b1["interval_high"], b1
+    assert b1["verdict"] in ("yes", "NO"), b1
+    # A run with 40 packets, 6 of them marked: 6.7 packets per mark, anywhere from about 3 to 18.
+    e = res["efficiency"].copy()
+    at5 = e["pct"] == rb.HEADLINE_PCT
+    e.loc[at5, "packets"], e.loc[at5, "marked"] = 40, 6
+    short = _by(rb.check_targets({"efficiency": e}), "B1 cache")
+    assert short["within"] is None and short["verdict"] == "not judged at this scale", short
+
+
+def test_breaking_an_invariant_flips_its_zero(small):
+    _, res = small
+    rows = rb.check_targets(res)
+    assert _by(rows, "zero: oracle packets").get("verdict") == "yes"
+    e = res["efficiency"].copy()
+    e.loc[e.index[0], "unmarked_oracle"] = 1
+    broken = _by(rb.check_targets({**res, "efficiency": e}), "zero: oracle packets")
+    assert broken["verdict"] == "NO" and broken["basis"].startswith("exact"), broken

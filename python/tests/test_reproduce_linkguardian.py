@@ -39,7 +39,11 @@ def test_effective_loss_and_speed(small):
     out, res = small
     t = _targets(out)
     stated = [c for k, c in t.items() if k.startswith(("L1 25G", "L1 100G"))]
-    assert len(stated) == 4 and all(c["within"] and c["measured"] == 0 for c in stated), stated
+    assert len(stated) == 4 and all(c["measured"] == 0 for c in stated), stated
+    # None lost in 2e5 frames bounds the effective loss near 2e-5, not 1e-8: not judged at this scale.
+    for c in stated:
+        assert c["within"] is None and c["verdict"] == "not judged at this scale", c
+        assert c["interval_low"] == 0 and 1e-5 < c["interval_high"] < 3e-5, c
     nb = [c for k, c in t.items() if k.startswith("L1 inflated: NB")]
     assert len(nb) == 2 and all(0.8 <= c["measured"] <= 1.2 for c in nb), nb
     assert _only(t, "L2 100G")["within"]
@@ -56,7 +60,14 @@ def test_tails_and_gains_match_the_thesis(small):
     t = _targets(out)
     for prefix in ("L3 loss:", "L3 ReTx", "L3 LG", "L4 "):
         rows = [c for k, c in t.items() if k.startswith(prefix)]
-        assert rows and all(c["within"] for c in rows), [c for c in rows if not c["within"]]
+        # Judged ones hold; a p99.9 gain over 20,000 one-packet flows at 1e-3 sits on the hits' edge and its
+        # interval reaches below the range: not judged at this scale.
+        assert rows and all(c["within"] is not False for c in rows), [c for c in rows if c["within"] is False]
+        assert any(c["within"] for c in rows), rows
+        for c in rows:
+            assert c["interval_low"] <= c["measured"] <= c["interval_high"], c
+    gain = _only(t, "L4 DCTCP 143 B: p99.9 gain of LG ")
+    assert gain["verdict"] == "not judged at this scale" and gain["basis"].startswith("95% paired bootstrap"), gain
     sh = res["short"]
     assert (sh["unfinished"] == 0).all()
     assert sh["fct_us"].map(len).nunique() == 1, "every scheme ran the same flows"
@@ -88,3 +99,24 @@ def test_the_explained_misses(small):
         "fig5_13_transport.png",
     ):
         assert (out / f).exists(), f
+
+
+def test_an_exact_zero_flips_when_broken(small):
+    _, res = small
+    st = res["stress"].copy()
+
+    def drained(d):
+        rows = rl.check_targets({"stress": d})
+        return next(c for c in rows if c["target"] == "zero: 25G, 0.001, LG: packets still in flight after the drain")
+
+    assert drained(st)["verdict"] == "yes" and drained(st)["basis"].startswith("exact")
+    st.loc[(st["kind"] == "loss") & (st["gbps"] == 25) & (st["mode"] == "LG"), "in_flight"] = 3
+    assert drained(st)["verdict"] == "NO"
+
+
+def test_one_flow_with_few_losses_is_not_judged(small):
+    out, _ = small
+    t = _targets(out)
+    low = _only(t, "L7 10G CUBIC, LG, 1e-05")
+    assert low["verdict"] == "not judged at this scale" and "corrupted frames" in low["why"], low
+    assert _only(t, "L7 10G CUBIC, LG, 0.001")["verdict"] == "yes"

@@ -202,3 +202,43 @@ def test_unknown_values_are_nulls_and_tables_say_where_they_came_from(tmp_path):
         assert meta["tailsim.seed"] == str(r.summary["seed"])
         assert json.loads(meta["tailsim.config"]) == r.summary["config"]
         assert len(meta["tailsim.config_hash"]) == 16 and meta["tailsim.commit"]
+
+
+def test_queue_over_the_arrival_window(tmp_path):
+    """The ports table's ``*_arrivals`` columns stop at the last open-loop arrival: the end-of-run drain
+    (and, with one flow, everything after its start) is left out."""
+    d = small_dict(1)
+    r = tailsim.run(d, tmp_path / "one", progress=False)
+    p = r.ports
+    # One flow: nothing was queued anywhere when it arrived, and its own window queued later.
+    assert p["max_queue_bytes"].max() > 0
+    assert (p["max_queue_bytes_arrivals"] == 0).all() and (p["avg_queue_bytes_arrivals"] == 0).all()
+
+    d = small_dict(300)
+    d["output"] = {"queue_sample": "2us"}
+    r = tailsim.run(d, tmp_path / "many", progress=False)
+    last = r.flows["start_us"].max()
+    p = r.ports.set_index("port_id")
+    q = r.queues
+    before = q[q["time_us"] <= last].groupby("port_id")["bytes"].max()
+    # Exact maxima bound every sample inside their window, and the window's maximum bounds nothing after it.
+    assert (before <= p["max_queue_bytes_arrivals"]).all()
+    assert (p["max_queue_bytes_arrivals"] <= p["max_queue_bytes"]).all()
+    assert (q[q["time_us"] > last].groupby("port_id")["bytes"].max() > p["max_queue_bytes_arrivals"]).any()
+    # The time-average from 2 µs samples is close to the exact one over the same window.
+    sampled = q[q["time_us"] <= last].groupby("port_id")["bytes"].mean()
+    busy = p["avg_queue_bytes_arrivals"] > 1000
+    assert busy.sum() > 5
+    rel = (sampled[busy] / p.loc[busy, "avg_queue_bytes_arrivals"] - 1).abs()
+    assert rel.max() < 0.1, rel.max()
+    assert p["max_queue_bytes_arrivals"].dtype == "Int64"
+
+
+def test_queue_arrival_window_is_empty_without_open_loop_arrivals(tmp_path):
+    csv = tmp_path / "flows.csv"
+    csv.write_text("src,dst,size_bytes,start_ps\n0,20,150000,0\n1,20,150000,0\n")
+    d = small_dict()
+    d["workload"] = [{"kind": "trace", "path": str(csv)}]
+    p = tailsim.run(d, tmp_path / "t", progress=False).ports
+    assert p["max_queue_bytes"].max() > 0
+    assert p["max_queue_bytes_arrivals"].isna().all() and p["avg_queue_bytes_arrivals"].isna().all()

@@ -374,7 +374,7 @@ fn run(
             "warning: {unfinished} of {} flows did not finish (stop: {}); the table's FCTs and slowdowns are of \
              finished flows only (`finished = false` in the flows table; --strict makes this an error)",
             summary.flows_started,
-            stop_name(summary.stop_reason)
+            summary.stop_reason.name()
         );
         return Ok(RunEnd::Unfinished);
     }
@@ -435,7 +435,7 @@ use tailsim::net::port::DropReason;
 fn print_summary(s: &Summary) {
     out!(
         "{}: {} flows ({} finished), {:.6} s simulated in {:.2} s wall; {:.2} M events/s, {:.2} M packet-hops/s; stop: {}",
-        s.name, s.flows_started, s.flows_finished, s.simulated_seconds, s.wall_seconds, s.events_per_second / 1e6, s.packet_hops_per_second / 1e6, stop_name(s.stop_reason)
+        s.name, s.flows_started, s.flows_finished, s.simulated_seconds, s.wall_seconds, s.events_per_second / 1e6, s.packet_hops_per_second / 1e6, s.stop_reason.name()
     );
     let drops: Vec<String> = DropReason::ALL
         .iter()
@@ -464,16 +464,6 @@ fn print_summary(s: &Summary) {
 }
 
 /// The stop reason as summary.json spells it ("finished", "time-limit", …).
-fn stop_name(r: StopReason) -> &'static str {
-    match r {
-        StopReason::Finished => "finished",
-        StopReason::TimeLimit => "time-limit",
-        StopReason::EventBudget => "event-budget",
-        StopReason::Interrupted => "interrupted",
-        StopReason::Stalled => "stalled",
-    }
-}
-
 /// A duration in µs, in the unit that suits it: "812.4us", "41.79ms", "1.234s"; "–" when there is none.
 fn duration_us(us: f64) -> String {
     if !us.is_finite() {
@@ -490,20 +480,14 @@ fn duration_us(us: f64) -> String {
 /// The bucket table: FCT and slowdown mean and percentiles per size bucket. A percentile p resting on fewer
 /// than 1/(1−p) finished flows is (near) the maximum: it is marked `*`, with a footnote.
 fn summary_table(buckets: &[tailsim::metrics::BucketStats]) -> Vec<String> {
-    let mut lines = vec![format!(
-        "{:<16} {:>8} {:>6} {:>10} {:>10} {:>10} {:>11} {:>9} {:>9} {:>9} {:>10}",
-        "size bucket",
-        "flows",
-        "unfin",
-        "FCT mean",
-        "FCT p50",
-        "FCT p99",
-        "FCT p99.9",
-        "sd. mean",
-        "sd. p50",
-        "sd. p99",
-        "sd. p99.9"
-    )];
+    // Two header lines: the groups ("FCT", "slowdown") over their columns, then the statistics.
+    let mut lines = vec![
+        format!("{:<16} {:>8} {:>6} {:─^44} {:─^40}", "", "", "", " FCT ", " slowdown "),
+        format!(
+            "{:<16} {:>8} {:>6} {:>10} {:>10} {:>10} {:>11} {:>9} {:>9} {:>9} {:>10}",
+            "size bucket", "flows", "unfin", "mean", "p50", "p99", "p99.9", "mean", "p50", "p99", "p99.9"
+        ),
+    ];
     let mut thin = false;
     for b in buckets {
         let n = b.flows - b.unfinished;
@@ -533,7 +517,7 @@ fn summary_table(buckets: &[tailsim::metrics::BucketStats]) -> Vec<String> {
             s999
         ));
     }
-    lines.push("(sd. = slowdown: FCT over the flow's ideal FCT on an empty network; – = no finished flow)".into());
+    lines.push("(slowdown: FCT over the flow's ideal FCT on an empty network; – = no finished flow)".into());
     if thin {
         lines.push(
             "* fewer than 1/(1−p) finished flows in the bucket (100 for p99, 1000 for p99.9): the value is the \
@@ -580,13 +564,18 @@ mod tests {
             bucket("(100KB,10MB]", 150, 50, 2000.0),
             bucket("(10MB,inf)", 3, 3, f64::NAN),
         ]);
-        assert!(t[0].contains("sd. p50") && t[0].contains("FCT p99.9"), "{}", t[0]);
+        // Grouped headers: "FCT" and "slowdown" over their four columns each (no "sd", read as a deviation).
+        assert!(t[0].contains(" FCT ") && t[0].contains(" slowdown ") && !t[0].contains("sd"), "{}", t[0]);
+        assert_eq!(t[1].matches("p99.9").count(), 2, "{}", t[1]);
+        // The group titles sit over their own columns (character positions: the rules are multi-byte).
+        let col = |line: &str, pat: &str| line[..line.find(pat).unwrap()].chars().count();
+        assert!(col(&t[0], " FCT ") < col(&t[1], "p99.9") && col(&t[1], "p99.9") < col(&t[0], " slowdown "));
         // 1000 finished flows: p99 and p99.9 both judged; 100 finished: p99 judged, p99.9 marked.
-        assert!(!t[1].contains('*'), "{}", t[1]);
-        assert_eq!(t[2].matches('*').count(), 2, "{}", t[2]);
-        assert!(t[2].contains("2.00ms"), "{}", t[2]);
+        assert!(!t[2].contains('*'), "{}", t[2]);
+        assert_eq!(t[3].matches('*').count(), 2, "{}", t[3]);
+        assert!(t[3].contains("2.00ms"), "{}", t[3]);
         // No finished flow: dashes, not NaN, and no marker.
-        assert!(t[3].contains('–') && !t[3].contains("NaN") && !t[3].contains('*'), "{}", t[3]);
+        assert!(t[4].contains('–') && !t[4].contains("NaN") && !t[4].contains('*'), "{}", t[4]);
         assert!(t.last().unwrap().starts_with("* fewer than"), "{t:?}");
         // Nothing thin: no footnote.
         let t = summary_table(&[bucket("all", 5000, 0, 50.0)]);
@@ -603,7 +592,7 @@ mod tests {
             StopReason::Stalled,
         ] {
             let json = serde_json_name(r);
-            assert_eq!(stop_name(r), json);
+            assert_eq!(StopReason::name(r), json);
         }
     }
 

@@ -327,6 +327,11 @@ impl Experiment {
         let name = |n: crate::units::NodeId| net.node_name(n);
         let p = &net.ports;
         let i = |f: &dyn Fn(&crate::net::port::Port) -> i64| p.iter().map(f).collect::<Vec<i64>>();
+        let over_arrivals = w.occupancy_at_last_arrival.as_deref();
+        let (avg_arrivals, max_arrivals): (Vec<_>, Vec<_>) = match over_arrivals {
+            Some(o) => o.iter().map(|&(avg, max)| (Some(avg), Some(max as i64))).unzip(),
+            None => (vec![None; p.len()], vec![None; p.len()]),
+        };
         vec![
             Column::I64("port_id", (0..p.len() as i64).collect()),
             Column::Str("node", p.iter().map(|x| name(x.node)).collect()),
@@ -342,6 +347,10 @@ impl Experiment {
             Column::I64("trims", i(&|x| x.stats.trims as i64)),
             Column::I64("max_queue_bytes", i(&|x| x.stats.max_bytes as i64)),
             Column::F64("avg_queue_bytes", p.iter().map(|x| x.avg_bytes(w.now)).collect()),
+            // Over the arrival window only (end of warm-up to the last open-loop arrival); empty for runs
+            // without one (traces, incasts) and for runs stopped before it ended.
+            Column::OptF64("avg_queue_bytes_arrivals", avg_arrivals),
+            Column::OptI64("max_queue_bytes_arrivals", max_arrivals),
         ])
         .collect()
     }

@@ -67,3 +67,26 @@ fn drain_bytes_marking_counts_the_higher_classes() {
     let e = config_error(&with_incast("pfabric-144", "[switch]\necn_mode = \"drain\"\n"));
     assert!(e.contains("switch.ecn_mode") && e.contains("\"drain-bytes\""), "{e}");
 }
+
+#[test]
+fn a_class_whose_threshold_is_above_the_buffer_is_never_marked() {
+    // 300 KB buffers with class 0's K at 1 GB: accepted (DeTail leaves its high class unmarked this way, an
+    // error only when every class is out of reach), and three senders' incast is marked in class 1 only.
+    let marks = |class: u8| {
+        let rows: String = (4..7).map(|s| format!("{s},0,3000000,0\n")).collect();
+        let cfg = format!(
+            "{}{}",
+            two_leaves(
+                1,
+                "ecn = true\n[switch]\nbuffer = \"300KB\"\n\
+                 ecn_threshold = [\"1GB\", \"30KB\", \"30KB\", \"30KB\", \"30KB\", \"30KB\", \"30KB\", \"30KB\"]\n"
+            ),
+            trace_workload_class(&format!("ecn-unmarked-{class}.csv"), &rows, class),
+        );
+        let (_, s) = run(&cfg);
+        assert_eq!(s.flows_finished, 3);
+        s.packets.ecn_marked
+    };
+    assert_eq!(marks(0), 0);
+    assert!(marks(1) > 10);
+}

@@ -445,13 +445,15 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
             ))
         }
     };
-    // A threshold the queue can never reach marks nothing: DCTCP would silently run as plain TCP.
+    // Thresholds the queue can never reach mark nothing: DCTCP would silently run as plain TCP. One class's
+    // threshold above the buffer is how a class is left unmarked (DeTail marks only its low-priority
+    // classes), so it is an error only when no class can be marked at all.
     let room = match buffer {
         BufferPolicy::PerPort(b) => Some((b, "switch.buffer")),
         BufferPolicy::Shared { total, .. } => Some((total, "switch.shared_buffer")),
         BufferPolicy::Unlimited => None,
     };
-    if let (Some((room, by)), Some(&k)) = (room, ecn_k.iter().filter(|&&k| k != u64::MAX).max()) {
+    if let (Some((room, by)), Some(&k)) = (room, ecn_k.iter().filter(|&&k| k != u64::MAX).min()) {
         if k > room {
             return Err(c.err(
                 "switch.ecn_threshold",

@@ -28,9 +28,8 @@ pub struct Fault {
     pub one_way: bool,
 }
 
-/// Why a run ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
+/// Why a run ended. Spelled by [`StopReason::name`] everywhere: summary.json, the CLI's table, Python.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StopReason {
     /// No events left: every flow finished.
     Finished,
@@ -42,6 +41,24 @@ pub enum StopReason {
     /// flow started or finished, yet events went on (timers retransmitting into a link that is down for good,
     /// say). Only without `stop.time`: such a run would otherwise never end.
     Stalled,
+}
+
+impl StopReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            StopReason::Finished => "finished",
+            StopReason::TimeLimit => "time-limit",
+            StopReason::EventBudget => "event-budget",
+            StopReason::Interrupted => "interrupted",
+            StopReason::Stalled => "stalled",
+        }
+    }
+}
+
+impl serde::Serialize for StopReason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
 }
 
 /// How long a run without `stop.time` may go without any delivery, flow start or flow end before it is
@@ -89,6 +106,9 @@ pub struct World {
     /// Receiver statistics taken when the last Poisson generator released its last flow: the open-loop
     /// period, where the offered load applies (the drain after it would dilute utilization and waste).
     pub inbound_at_last_arrival: Option<InboundStats>,
+    /// Every port's (time-average, maximum) queued bytes from the end of warm-up to the last arrival, for
+    /// the same reason: the end-of-run drain, when queues empty, would dilute the mean under load.
+    pub occupancy_at_last_arrival: Option<Vec<(f64, u64)>>,
     generators_left: usize,
     /// Per generator: the class its flows' packets use, if the workload sets one.
     pub flow_class: Vec<Option<u8>>,
@@ -140,6 +160,7 @@ impl World {
         World {
             inbound,
             inbound_at_last_arrival: None,
+            occupancy_at_last_arrival: None,
             generators_left,
             now: Time::ZERO,
             ev,
@@ -405,6 +426,9 @@ impl World {
             self.generators_left -= 1;
             if self.generators_left == 0 {
                 self.inbound_at_last_arrival = self.inbound.stats(&self.net, self.now);
+                let now = self.now;
+                self.occupancy_at_last_arrival =
+                    Some(self.net.ports.iter().map(|p| (p.avg_bytes(now), p.stats.max_bytes)).collect());
             }
         }
     }
