@@ -78,3 +78,17 @@ def test_interference_qjump_keeps_clock_sync_and_requests_near_alone(small):
     # The shuffle's runtime is not hurt much (the thesis: no measurable effect on Hadoop).
     assert d.loc[("QJUMP, shaper", "shuffle"), "max_us"] < 1.2 * d.loc[("TCP", "shuffle"), "max_us"]
     assert (out / "interference" / "interference.png").stat().st_size > 0
+    # Fig. 4.5's statements as targets: RMS latency ratios to running alone, with a bootstrap interval; the
+    # policer's requests (some wait for TCP's timeout) are the one the thesis's "close to ideal" misses.
+    rows = {
+        c["target"]: c for c in json.loads((out / "targets.json").read_text()) if c["target"].startswith("Fig. 4.5")
+    }
+    assert len(rows) == 4, list(rows)
+    by = {k.split(": ")[1].split(";")[0]: v for k, v in rows.items()}
+    dctcp = by["DCTCP's clock sync > 2× ideal (PTP offset RMS)"]
+    assert dctcp["verdict"] == "yes" and dctcp["interval_low"] > 2, dctcp
+    assert dctcp["interval_low"] <= dctcp["measured"] <= dctcp["interval_high"]
+    assert by["QJUMP's clock sync close to ideal (≤ 2×)"]["verdict"] == "yes"
+    assert by["QJUMP's requests close to ideal (≤ 2×)"]["verdict"] == "NO"
+    shuffle = next(v for k, v in rows.items() if "shuffle" in k)
+    assert shuffle["basis"].startswith("exact") and shuffle["verdict"] == "yes", shuffle
