@@ -1,5 +1,5 @@
 """Estimates the thesis reproductions share (DeTail, FastLane, BurstRadar, LinkGuardian, SQR), beyond
-``targets``' constructors: a percentile whose value is the simulator's nearest rank, a bootstrap over several
+``targets``' constructors: a bootstrap over several
 points at once (a largest or smallest reduction over a grid), differences and ratios of two intervals, and a
 count's Poisson interval."""
 
@@ -12,19 +12,6 @@ import numpy as np
 
 from . import targets
 from .targets import Estimate
-
-
-def pctl(x, q: float, method: str = "inverted_cdf") -> float:
-    """The ``q`` percentile of ``x`` (NaNs dropped): nearest rank by default, as the simulator's summaries;
-    ``method="linear"`` as pandas' and numpy's defaults. NaN for no values."""
-    x = np.asarray(x, dtype=float)
-    x = x[~np.isnan(x)]
-    return float(np.quantile(x, q, method=method)) if len(x) else float("nan")
-
-
-def quantile(x, q: float, what: str = "flows", method: str = "inverted_cdf") -> Estimate:
-    """``targets.quantile``: nearest rank by default, as the simulator's summaries."""
-    return targets.quantile(x, q, what, method)
 
 
 def exact(value, basis: str) -> Estimate | None:
@@ -58,8 +45,7 @@ def grouped_bootstrap(
     span = f"{n:,}" if n == max(sizes) else f"{n:,}–{max(sizes):,}"
     basis = f"{len(gs)} point{'s' if len(gs) > 1 else ''}, {span} {what}"
     if tail is not None and n * (1 - tail) < 1:
-        why = f"p{tail * 100:g} of {n:,} {what} is their maximum (it needs ≥ {math.ceil(1 / (1 - tail)):,})"
-        return targets.unjudged(v, why, basis)
+        return targets.unjudged(v, targets.thin_tail(n, tail, what), basis)
     rng = np.random.default_rng(seed)
     vals = np.empty(resamples)
     for i in range(resamples):

@@ -59,12 +59,18 @@ def run_points(
     return pd.DataFrame(rows)
 
 
-def value_at(d: pd.DataFrame, col: str, **at) -> float | None:
-    """``col`` in the first row of ``d`` whose columns equal ``at`` (e.g. ``scheme="TCP", util=0.2``)."""
+def row_at(d: pd.DataFrame, **at) -> pd.Series | None:
+    """The first row of ``d`` whose columns equal ``at`` (e.g. ``scheme="TCP", util=0.2``), or None."""
     sel = d
     for k, v in at.items():
         sel = sel[sel[k] == v]
-    return float(sel[col].iloc[0]) if len(sel) else None
+    return sel.iloc[0] if len(sel) else None
+
+
+def value_at(d: pd.DataFrame, col: str, **at) -> float | None:
+    """``col`` in ``row_at(d, **at)``."""
+    r = row_at(d, **at)
+    return None if r is None else float(r[col])
 
 
 def row(target: str, measured, low: float, high: float, note: str = "", **labels) -> dict:

@@ -22,13 +22,11 @@ from typing import Any, ClassVar, Optional, Union
 Size = Union[int, str]
 
 
-def _dict(obj: Any, extra: Optional[dict] = None) -> dict:
-    out = dict(extra or {})
-    for f in fields(obj):
-        v = getattr(obj, f.name)
-        if v is not None:
-            out[f.name] = v
-    return out
+def _lists(d: dict, key: str) -> dict:
+    """``d`` with ``d[key]``, a sequence of pairs, as lists (TOML arrays), when present."""
+    if key in d:
+        d[key] = [list(p) for p in d[key]]
+    return d
 
 
 class _Table:
@@ -55,10 +53,7 @@ class Preset(_Table):
     remove_links: Optional[Sequence[Sequence[str]]] = None  # links left out, e.g. [["agg0", "core0"]]
 
     def to_dict(self) -> dict:
-        d = {"preset": self.preset}
-        if self.remove_links is not None:
-            d["remove_links"] = [list(p) for p in self.remove_links]
-        return d
+        return _lists(super().to_dict(), "remove_links")
 
 
 @dataclass
@@ -68,8 +63,10 @@ class Star(_Table):
     host_rates: Sequence[str]
     delay: Optional[str] = None
 
+    kind = "star"
+
     def to_dict(self) -> dict:
-        d = _dict(self, {"kind": "star"})
+        d = super().to_dict()
         d["host_rates"] = list(self.host_rates)
         return d
 
@@ -105,11 +102,10 @@ class FatTree(_Table):
     core_rate: Optional[str] = None
     remove_links: Optional[Sequence[Sequence[str]]] = None
 
+    kind = "fat-tree"
+
     def to_dict(self) -> dict:
-        d = _dict(self, {"kind": "fat-tree"})
-        if "remove_links" in d:
-            d["remove_links"] = [list(p) for p in d["remove_links"]]
-        return d
+        return _lists(super().to_dict(), "remove_links")
 
 
 @dataclass
@@ -118,8 +114,7 @@ class HtsimTopology(_Table):
 
     path: str
 
-    def to_dict(self) -> dict:
-        return {"kind": "htsim", "path": self.path}
+    kind = "htsim"
 
 
 @dataclass
@@ -206,13 +201,6 @@ class Inline(_Table):
         return cls(hosts=n, switches=[*switches, *extra], links=links_out)
 
 
-def _class(d: dict) -> dict:
-    """``class_`` (``class`` is a Python keyword) as the file's ``class``."""
-    if "class_" in d:
-        d["class"] = d.pop("class_")
-    return d
-
-
 def _clean(m: Mapping[str, Any]) -> dict:
     return {k: v for k, v in m.items() if v is not None}
 
@@ -223,8 +211,7 @@ class TopologyFile(_Table):
 
     path: str
 
-    def to_dict(self) -> dict:
-        return {"kind": "file", "path": self.path}
+    kind = "file"
 
 
 # --- fabric settings ----------------------------------------------------------------------------------
@@ -396,9 +383,6 @@ class Ideal(_Table):
 
     kind = "ideal"
 
-    def to_dict(self) -> dict:
-        return {"kind": "ideal"}
-
 
 # --- workloads ----------------------------------------------------------------------------------------
 @dataclass
@@ -521,10 +505,10 @@ class Cbr(_Table):
     start: Optional[str] = None
     class_: Optional[int] = None  # the file's ``class``
 
+    kind = "cbr"
+
     def to_dict(self) -> dict:
-        d = _dict(self, {"kind": "cbr"})
-        if "class_" in d:
-            d["class"] = d.pop("class_")
+        d = super().to_dict()
         for k in ("packet_sizes", "on", "off"):
             if k in d and not isinstance(d[k], str):
                 d[k] = [list(p) for p in d[k]]
@@ -546,7 +530,7 @@ class BurstRadar(_Table):
     courier: Optional[Size] = None
 
     def to_dict(self) -> dict:
-        d = _dict(self)
+        d = super().to_dict()
         if "watch" in d:
             d["watch"] = list(d["watch"])
         return d
@@ -620,12 +604,6 @@ class Sqr(_Table):
     switches: Optional[Sequence[str]] = None
     backups: Optional[Any] = None
 
-    def to_dict(self) -> dict:
-        d = _dict(self)
-        if "raise_" in d:
-            d["raise"] = d.pop("raise_")
-        return d
-
 
 @dataclass
 class LinkGuardian(_Table):
@@ -669,7 +647,7 @@ class Fault(_Table):
     jitter: Optional[str] = None
 
     def to_dict(self) -> dict:
-        d = _dict(self)
+        d = super().to_dict()
         d["link"] = list(self.link)
         return d
 

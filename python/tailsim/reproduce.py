@@ -318,21 +318,23 @@ def check_targets(summary: pd.DataFrame) -> list:
         s = summary[(summary["workload"] == wl) & (summary["bucket"] == bucket)]
         loads = sorted(set(s[s["scheme"] == scheme]["load"]) & set(s[s["scheme"] == ref]["load"]))
         for load in loads:
-            (a, b), why = _paired_slowdowns(s, [scheme, ref], load, bucket)
-            q = _STAT_QUANTILE.get(stat)
-            f = (lambda x, y, q=q: _pctl(x, q) / _pctl(y, q)) if q else (lambda x, y: x.mean() / y.mean())
-            est = targets.bootstrap(f, [a, b], paired=True, tail=q).unless(why)
+            est = paired_ratio(s, scheme, ref, load, bucket, stat)
             rows.append(targets.target(label, est, lo, hi, workload=wl, load=load))
     return rows
 
 
-# The percentile a summary statistic is (the simulator's tables use nearest-rank percentiles, as _pctl does).
+def paired_ratio(s: pd.DataFrame, scheme: str, ref: str, load, bucket: str, stat: str) -> targets.Estimate:
+    """``scheme``'s slowdown statistic (``slowdown_mean`` or a percentile of ``_STAT_QUANTILE``) over
+    ``ref``'s in ``bucket`` at ``load``: a paired bootstrap over the flows both finished (same arrivals), not
+    judged when either run was too short for its load."""
+    (a, b), why = _paired_slowdowns(s, [scheme, ref], load, bucket)
+    q = _STAT_QUANTILE.get(stat)
+    f = (lambda x, y: targets.percentile(x, q) / targets.percentile(y, q)) if q else (lambda x, y: x.mean() / y.mean())
+    return targets.bootstrap(f, [a, b], paired=True, tail=q).unless(why)
+
+
+# The percentile a summary statistic is (nearest rank, as the simulator's tables and targets.percentile).
 _STAT_QUANTILE = {"slowdown_p99": 0.99, "slowdown_p999": 0.999, "slowdown_p50": 0.5}
-
-
-def _pctl(x: np.ndarray, q: float) -> float:
-    """The nearest-rank ``q`` percentile, as the simulator's summaries compute it."""
-    return float(np.quantile(x, q, method="inverted_cdf"))
 
 
 def _paired_slowdowns(s: pd.DataFrame, schemes: Sequence[str], load, bucket: str) -> tuple[list[np.ndarray], str]:

@@ -30,7 +30,7 @@ from typing import Optional
 import pandas as pd
 
 from . import _estimates as _e, plots, targets
-from ._reproduce import reproduce, row, run_points
+from ._reproduce import reproduce, row, row_at, run_points
 from .result import Result, table_file
 
 PARTS = ("efficiency", "extras")
@@ -162,18 +162,11 @@ SAME_TRAFFIC = "exact: the same packets at every threshold, so the comparison ha
 INVARIANT = "exact: an invariant of the mechanism; one violation in the run refutes it"
 
 
-def _at(d: pd.DataFrame, **at) -> Optional[pd.Series]:
-    sel = d
-    for k, v in at.items():
-        sel = sel[sel[k] == v]
-    return sel.iloc[0] if len(sel) else None
-
-
 def _extra_pct(d: pd.DataFrame, **at) -> Optional[targets.Estimate]:
     """Extras in % of the oracle's packets at one point, with the interval of a proportion of the oracle's
     packets (each oracle packet's burst marks some extras or not: it counts packets, not bursts, so it is
     narrower than the truth when extras come in runs)."""
-    r = _at(d, **at)
+    r = row_at(d, **at)
     if r is None or not r["oracle"]:
         return None
     extra, oracle = int(r["extra"]), int(r["oracle"])
@@ -199,7 +192,7 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
     if e is not None and len(e):
         for app in ("cache", "web"):
             g = e[e["app"] == app]
-            r = _at(g, pct=HEADLINE_PCT)
+            r = row_at(g, pct=HEADLINE_PCT)
             # Packets INT processes per packet BurstRadar marks: the inverse of the marked share, with its
             # interval (packets, not bursts, are the trials: narrower than the truth when marks come in runs).
             est = (

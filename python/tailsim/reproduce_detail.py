@@ -316,10 +316,9 @@ def _detail_reductions(d: pd.DataFrame, by: Sequence[str], q: str = "p999_ms") -
 
 
 @functools.lru_cache(maxsize=64)
-def _retrieval_times(point_dir: str, size: int) -> tuple:
-    """A point's retrieval times (ms) of ``size`` bytes counted after the warm-up, finished ones (as the
-    simulator's summary), and why a load-dependent number is not judged (``targets.steady`` over the point's
-    retrievals as open-loop arrivals)."""
+def _point_retrievals(point_dir: str) -> tuple[pd.DataFrame, str]:
+    """A point's retrievals table, and why it cannot judge a load-dependent number (``targets.steady`` over
+    every retrieval as open-loop arrivals; "" when it can)."""
     r = Result.load(point_dir).retrievals
     f = pd.DataFrame(
         {
@@ -329,9 +328,17 @@ def _retrieval_times(point_dir: str, size: int) -> tuple:
             "finished": r["finished"].astype(bool),
         }
     ).dropna(subset=["start_us"])
-    why = targets.steady(f, "retrievals")
-    x = r[(r["start_ps"] >= 10e9) & (r["size_bytes"] == size) & r["finished"].astype(bool)]["time_us"]
-    return x.to_numpy(dtype=float) / 1e3, why
+    return r, targets.steady(f, "retrievals")
+
+
+def _retrieval_times(point_dir: str, size: int | None) -> tuple:
+    """A point's retrieval times (ms) of ``size`` bytes (None: every size) counted after the warm-up, finished
+    ones (as the simulator's summary), and why a load-dependent number is not judged (``_point_retrievals``)."""
+    r, why = _point_retrievals(point_dir)
+    sel = (r["start_ps"] >= 10e9) & r["finished"].astype(bool)
+    if size is not None:
+        sel &= r["size_bytes"] == size
+    return r[sel]["time_us"].to_numpy(dtype=float) / 1e3, why
 
 
 _QUANTILES = {"p50_ms": 0.5, "p99_ms": 0.99, "p999_ms": 0.999}
@@ -348,7 +355,7 @@ def _time_estimate(p: pd.Series, col: str):
             p[col], f"a maximum has no sampling interval and grows with the {what} run (the thesis's count unstated)"
         )
     x, why = _samples(p["dir"], p["what"], str(p["size"]))
-    return _e.quantile(x, _QUANTILES[col], what).unless(why and f"{p['scheme']}: {why}")
+    return targets.quantile(x, _QUANTILES[col], what).unless(why and f"{p['scheme']}: {why}")
 
 
 def _stated_times(rows: list, d: pd.DataFrame, label: str, col: str, stated: dict[str, float]) -> None:
@@ -365,27 +372,18 @@ def _samples(point_dir: str, what: str, size: str) -> tuple:
     workflow shape's times for one number of parts, or the background flows' completion times; counted as
     the part counts them (after the 10 ms warm-up, finished), and why a load-dependent number is not judged."""
     if what == "retrieval":
-        if size != "all":
-            return _retrieval_times(point_dir, int(size[:-1]))
-        r = Result.load(point_dir).retrievals
-        x = r[(r["start_ps"] >= 10e9) & r["finished"].astype(bool)]["time_us"]
-        return x.to_numpy(dtype=float) / 1e3, _steady_why(point_dir)
+        return _retrieval_times(point_dir, None if size == "all" else int(size[:-1]))
     if what.endswith("workflow"):
         w = Result.load(point_dir).workflows
         sel = (w["shape"] == what[: -len(" workflow")]) & (w["start_ps"] >= 10e9) & w["finished"].astype(bool)
         if size != "all":
             sel &= w["parts"] == int(size)
-        return w[sel]["time_us"].to_numpy(dtype=float) / 1e3, _steady_why(point_dir)
+        return w[sel]["time_us"].to_numpy(dtype=float) / 1e3, _point_retrievals(point_dir)[1]
     f = Result.load(point_dir).flow_columns(["role", "size_bytes", "fct_us", "finished"])
     sel = (f["role"] == "background") & f["finished"]
     if size != "all":
         sel &= f["size_bytes"] == int(size[:-1])
     return f[sel]["fct_us"].to_numpy(dtype=float) / 1e3, ""
-
-
-def _steady_why(point_dir: str) -> str:
-    """Why the point's retrievals cannot judge a load-dependent number ("" when they can)."""
-    return _retrieval_times(point_dir, 0)[1]  # the reason is over every retrieval, whatever the size asked
 
 
 def _grid_estimate(
@@ -401,7 +399,13 @@ def _grid_estimate(
     what = "flows" if (d["what"] == "background").any() else what
 
     def of(x):
-        return _e.pctl(x, quant, method) if quant is not None else float(x.mean()) if q == "mean_ms" else float("nan")
+        return (
+            targets.percentile(x, quant, method)
+            if quant is not None
+            else float(x.mean())
+            if q == "mean_ms"
+            else float("nan")
+        )
 
     groups, why, plain = [], "", []
     for _, g in d.groupby(list(by)):
@@ -498,10 +502,10 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
         if len(fh):
             share = fh["timeout_share"].iloc[0] * 100
             if "dir" in fh and not pd.isna(fh["dir"].iloc[0]):
-                r = Result.load(fh["dir"].iloc[0]).retrievals
+                r, why = _point_retrievals(fh["dir"].iloc[0])
                 counted = r[r["start_ps"] >= 10e9]
                 share = targets.rate(int((counted["timeouts"] > 0).sum()), len(counted), "retrievals").scaled(100)
-                share = share.unless(_steady_why(fh["dir"].iloc[0]))
+                share = share.unless(why)
             rows.append(_row("D7 share of FH retrievals with a timeout (%; stated > 3)", share, 3, 100))
     v = res.get("verify")
     if v is not None and len(v):

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from . import _estimates as _e, plots, targets
-from ._reproduce import merge as _merge, reproduce, row as _row, run_points, value_at
+from ._reproduce import merge as _merge, reproduce, row as _row, row_at, run_points, value_at
 from .result import Result
 
 PARTS = ("util", "share", "caps", "buffers", "testbed")
@@ -268,10 +268,7 @@ def _red(d: pd.DataFrame, scheme: str, col: str, **at) -> Optional[float]:
     )
     if not len(red):
         return None
-    sel = red[red["scheme"] == scheme]
-    for k, v in at.items():
-        sel = sel[sel[k] == v]
-    return float(sel["reduction_pct"].iloc[0]) if len(sel) else None
+    return value_at(red, "reduction_pct", scheme=scheme, **at)
 
 
 @functools.lru_cache(maxsize=64)
@@ -296,14 +293,7 @@ def _stat_of(col: str) -> tuple[int, Optional[float]]:
 def _value(x: np.ndarray, q: Optional[float]) -> float:
     """``_measure``'s statistic: pandas' (linear) quantile or the mean, NaNs (unfinished) left out."""
     x = x[~np.isnan(x)]
-    return _e.pctl(x, q, "linear") if q is not None else float(x.mean()) if len(x) else float("nan")
-
-
-def _point(d: pd.DataFrame, scheme: str, at: dict) -> Optional[pd.Series]:
-    sel = d[d["scheme"] == scheme]
-    for k, v in at.items():
-        sel = sel[sel[k] == v]
-    return sel.iloc[0] if len(sel) else None
+    return targets.percentile(x, q, "linear") if q is not None else float(x.mean()) if len(x) else float("nan")
 
 
 def _sample(p: pd.Series, col: str) -> tuple[np.ndarray, str]:
@@ -323,12 +313,16 @@ def _est(d: pd.DataFrame, scheme: str, col: str, **at):
     hand-made one) gives the plain value."""
     if not _has_flows(d):
         return value_at(d, col, scheme=scheme, **at)
-    p = _point(d, scheme, at)
+    p = row_at(d, scheme=scheme, **at)
     if p is None:
         return None
     x, why = _sample(p, col)
     _, q = _stat_of(col)
-    e = _e.quantile(x, q, "responses", "linear") if q is not None else targets.bootstrap(np.mean, [x], what="responses")
+    e = (
+        targets.quantile(x, q, "responses", "linear")
+        if q is not None
+        else targets.bootstrap(np.mean, [x], what="responses")
+    )
     return e.unless(why)
 
 
@@ -336,7 +330,7 @@ def _groups(d: pd.DataFrame, pairs: list[tuple[str, str, dict]], col: str) -> tu
     """For each (scheme, baseline, point): [scheme's samples, baseline's], and the first reason not to judge."""
     groups, why = [], ""
     for scheme, base, at in pairs:
-        a, b = _point(d, scheme, at), _point(d, base, at)
+        a, b = row_at(d, scheme=scheme, **at), row_at(d, scheme=base, **at)
         if a is None or b is None:
             continue
         (xa, wa), (xb, wb) = _sample(a, col), _sample(b, col)
@@ -392,7 +386,7 @@ def _ratio_est(d: pd.DataFrame, scheme: str, col: str, num: dict, den: dict):
     if not _has_flows(d):
         a, b = value_at(d, col, scheme=scheme, **num), value_at(d, col, scheme=scheme, **den)
         return None if a is None or b is None else a / b
-    a, b = _point(d, scheme, num), _point(d, scheme, den)
+    a, b = row_at(d, scheme=scheme, **num), row_at(d, scheme=scheme, **den)
     if a is None or b is None:
         return None
     (xa, wa), (xb, wb) = _sample(a, col), _sample(b, col)

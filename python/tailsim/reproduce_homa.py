@@ -239,7 +239,6 @@ def _main(cfg: dict, out: Path, flows: Optional[int], run: dict) -> pd.DataFrame
 def _plot_spectrum(curves: dict[tuple, _Steady], path: Path, workload: str) -> None:
     """Fig. 6.1's layout: p99 slowdown against message size (x linear in the cumulative fraction of messages),
     one line per scheme; left each scheme at its high load (80 %, or its stand-in), right at 50 %."""
-    import numpy as np
 
     plt = plots._plt()
     high = {sch: max(ld for (s2, ld) in curves if s2 == sch) for sch, _ in curves}
@@ -295,10 +294,10 @@ def homa_metrics(s: _Steady, r) -> dict:
     out = {
         "messages": int(len(s.flows)),
         "unfinished": int((~s.flows["finished"]).sum()),
-        "p99_slowdown_short_half": _pctl(short["slowdown"], 0.99),
-        "p50_slowdown_short_half": _pctl(short["slowdown"], 0.5),
-        "p99_slowdown_all": _pctl(f["slowdown"], 0.99),
-        "p99_latency_100B_us": _pctl(tiny["fct_us"], 0.99),
+        "p99_slowdown_short_half": targets.percentile(short["slowdown"], 0.99),
+        "p50_slowdown_short_half": targets.percentile(short["slowdown"], 0.5),
+        "p99_slowdown_all": targets.percentile(f["slowdown"], 0.99),
+        "p99_latency_100B_us": targets.percentile(tiny["fct_us"], 0.99),
         "unloaded_latency_100B_us": float(tiny["ideal_fct_us"].median()) if len(tiny) else float("nan"),
         "wasted_bandwidth": float(rec.get("wasted_bandwidth", float("nan"))),
         "downlink_utilization": float(rec.get("downlink_utilization", float("nan"))),
@@ -318,12 +317,6 @@ def homa_metrics(s: _Steady, r) -> dict:
 
 # Table 6.1's port classes, as "<node kind>→<peer kind>" of the ports table.
 TABLE_6_1_PORTS = {"TOR→Aggr": "leaf→spine", "Aggr→TOR": "spine→leaf", "TOR→host": "leaf→h"}
-
-
-def _pctl(x, q: float) -> float:
-    """The nearest-rank ``q`` percentile (as the simulator's summaries), NaN for no values."""
-    x = np.asarray(x, dtype=float)
-    return float(np.quantile(x, q, method="inverted_cdf")) if len(x) else float("nan")
 
 
 def overcommit(
@@ -412,12 +405,8 @@ def maxload(
             )
             lo, hi = m["bracket"]
             top = m["probes"].sort_values("load").iloc[-1]
-            # The stable probe the answer rests on must have been long enough to tell (targets.steady).
-            at = m["probes"][m["probes"]["load"] == lo]["dir"] if lo is not None else []
-            why = ""
-            if len(at):
-                f = Result.load(at.iloc[0]).flow_columns(["size_bytes", "start_us", "fct_us", "finished"])
-                why = targets.steady(f, f"the probe at {lo:g}")
+            # The stable probe the answer rests on must have been long enough to tell.
+            why = _window_why(m["probes"][m["probes"]["load"] == lo]) if lo is not None else ""
             sat = float(top["downlink_utilization"]) if not top["stable"] else float("nan")
             rows.append(
                 {
@@ -483,7 +472,7 @@ def _p99_ratio(m: pd.DataFrame, workload: str, a: tuple[str, float], b: tuple[st
     """The ratio of two points' short-half p99 slowdowns, paired over the same messages when both ran the
     same arrivals (same load), else two independent samples."""
     (xa, wa), (xb, wb) = _short_half(m, workload, *a), _short_half(m, workload, *b)
-    ratio = lambda x, y: _pctl(x, 0.99) / _pctl(y, 0.99)  # noqa: E731
+    ratio = lambda x, y: targets.percentile(x, 0.99) / targets.percentile(y, 0.99)  # noqa: E731
     if a[1] == b[1]:
         both = xa.index.intersection(xb.index)
         est = targets.bootstrap(ratio, [xa.loc[both], xb.loc[both]], paired=True, tail=0.99, what="messages")

@@ -44,7 +44,7 @@ import pandas as pd
 
 from . import _estimates as _e, targets
 from ._linkguardian_figures import figures
-from ._reproduce import reproduce, row, run_points, value_at
+from ._reproduce import reproduce, row, row_at, run_points, value_at
 from .result import Result
 
 PARTS = ("stress", "short", "motivation", "cubic", "transport")
@@ -488,10 +488,8 @@ def _stress_rows(d: pd.DataFrame) -> list:
 
 def _fct(d: pd.DataFrame, **at) -> Optional[np.ndarray]:
     """A point's flow completion times (µs, in flow order), or None."""
-    sel = d
-    for k, v in at.items():
-        sel = sel[sel[k] == v]
-    return np.asarray(sel["fct_us"].iloc[0], dtype=float) if len(sel) else None
+    r = row_at(d, **at)
+    return None if r is None else np.asarray(r["fct_us"], dtype=float)
 
 
 def _pratio(a: Optional[np.ndarray], b: Optional[np.ndarray], q: float) -> Optional[targets.Estimate]:
@@ -501,7 +499,7 @@ def _pratio(a: Optional[np.ndarray], b: Optional[np.ndarray], q: float) -> Optio
         return None
 
     def stat(x, y):
-        return _e.pctl(x, q, "linear") / _e.pctl(y, q, "linear")
+        return targets.percentile(x, q, "linear") / targets.percentile(y, q, "linear")
 
     return targets.bootstrap(stat, [a, b], paired=len(a) == len(b), tail=q)
 
@@ -520,7 +518,7 @@ def _short_rows(s: pd.DataFrame) -> list:
     rows.append(
         row(
             "L3 no loss: p99.9 FCT (µs; stated 166.9)",
-            None if base is None else _e.quantile(base, 0.999, "flows", "linear"),
+            None if base is None else targets.quantile(base, 0.999, "flows", "linear"),
             166.877 / TIME,
             166.877 * TIME,
             host,

@@ -13,6 +13,7 @@ Targets are written to ``targets.md``/``targets.json``; a result outside a state
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -26,7 +27,7 @@ import pandas as pd
 
 from . import plots, targets
 from .qjump import qjump_levels
-from .reproduce import _STAT_QUANTILE, PFABRIC_SCHEMES, _paired_slowdowns, _pctl, _schemes, _targets_md
+from .reproduce import PFABRIC_SCHEMES, _schemes, _targets_md, paired_ratio
 from .result import Result, run as run_one
 
 PARTS = ("bound", "fabric", "interference")
@@ -300,10 +301,7 @@ def check_fabric(s: pd.DataFrame, scheme: str) -> list:
         for load in sorted(set(a.index) & set(b.index)):
             if not (a[load] == a[load] and b[load] == b[load]) or b[load] == 0:
                 continue  # no flows in the bucket at this load
-            (x, y), why = _paired_slowdowns(d, [scheme, "pFabric"], load, bucket)
-            q = _STAT_QUANTILE.get(stat)
-            f = (lambda u, v, q=q: _pctl(u, q) / _pctl(v, q)) if q else (lambda u, v: u.mean() / v.mean())
-            est = targets.bootstrap(f, [x, y], paired=True, tail=q).unless(why)
+            est = paired_ratio(d, scheme, "pFabric", load, bucket, stat)
             rows.append(targets.target(label, est, lo, hi, workload=f"{wl}, {scheme}", load=load))
     return rows
 
@@ -464,10 +462,11 @@ def interference(out: Path, scale: str = "small", seed: int = 1, progress: bool 
     return df
 
 
-def _app_latencies(row: pd.Series, shuffle_bytes: int) -> np.ndarray:
+@functools.lru_cache(maxsize=32)
+def _app_latencies(run_dir: str, app: str, shuffle_bytes: int) -> np.ndarray:
     """One application's finished latencies (µs) in one interference run, in start order."""
-    f = Result.load(row["dir"]).flow_columns(["size_bytes", "start_ps", "fct_us", "finished"])
-    size = shuffle_bytes if row["app"] == "shuffle" else _APPS[row["app"]]
+    f = Result.load(run_dir).flow_columns(["size_bytes", "start_ps", "fct_us", "finished"])
+    size = shuffle_bytes if app == "shuffle" else _APPS[app]
     g = f[(f["size_bytes"] == size) & f["finished"]].sort_values("start_ps", kind="stable")
     return g["fct_us"].to_numpy(dtype=float)
 
@@ -489,7 +488,8 @@ def check_interference(df: pd.DataFrame, shuffle_bytes: int) -> list:
     def ratio(scheme: str, app: str, ref: str, stat) -> Optional[targets.Estimate]:
         if (scheme, app) not in by or (ref, app) not in by:
             return None
-        a, b = _app_latencies(by[(scheme, app)], shuffle_bytes), _app_latencies(by[(ref, app)], shuffle_bytes)
+        a = _app_latencies(by[(scheme, app)]["dir"], app, shuffle_bytes)
+        b = _app_latencies(by[(ref, app)]["dir"], app, shuffle_bytes)
         return targets.bootstrap(lambda x, y: stat(x) / stat(y), [a, b], what="messages")
 
     for scheme, app, lo, hi, text in (

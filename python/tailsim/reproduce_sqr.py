@@ -289,7 +289,7 @@ def _orders(g: pd.DataFrame, base: str, prot: str) -> Optional[targets.Estimate]
         return None
 
     def stat(x, y):
-        return np.log10(_e.pctl(x, 0.99, "linear") / _e.pctl(y, 0.99, "linear"))
+        return np.log10(targets.percentile(x, 0.99, "linear") / targets.percentile(y, 0.99, "linear"))
 
     return targets.bootstrap(stat, [a, b], paired=True, tail=0.99, what="failure-hit flows")
 
@@ -326,7 +326,7 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
             rows.append(
                 row(
                     f"S2 {cdf}: SB' alone, hit flows' timeout cluster below 1 s (median µs; stated ~10 ms)",
-                    _e.quantile(cluster, 0.5, "hit flows between 2 ms and 0.9 s", "linear") if len(h) else None,
+                    targets.quantile(cluster, 0.5, "hit flows between 2 ms and 0.9 s", "linear") if len(h) else None,
                     10_000 / TIME_TOL,
                     10_000 * TIME_TOL,
                     "tailsim's RTO is RTO_min = 4 ms after one loss: docs/sqr.md",
@@ -399,7 +399,7 @@ def check_targets(res: dict[str, pd.DataFrame]) -> list:
             a, b = _all(g, "SB'"), _all(g, "LRR")
             if len(a) and len(a) == len(b):
                 worse = targets.bootstrap(
-                    lambda x, y: _e.pctl(x, 0.999, "linear") / _e.pctl(y, 0.999, "linear"),
+                    lambda x, y: targets.percentile(x, 0.999, "linear") / targets.percentile(y, 0.999, "linear"),
                     [a, b],
                     paired=True,
                     tail=0.999,

@@ -102,6 +102,14 @@ def unjudged(value: float | None, why: str, basis: str = "") -> Estimate:
     return Estimate(None if value is None else v, v, v, basis or "one run", why)
 
 
+def percentile(x, q: float, method: str = "inverted_cdf") -> float:
+    """The ``q`` percentile of ``x`` (NaNs left out; NaN for no values): nearest rank, as the simulator's
+    summaries compute it, or ``method="linear"`` (pandas' and numpy's default) for a part that reports that."""
+    x = np.asarray(x, dtype=float)
+    x = x[~np.isnan(x)]
+    return float(np.quantile(x, q, method=method)) if len(x) else float("nan")
+
+
 def quantile(x: np.ndarray, q: float, what: str = "flows", method: str = "inverted_cdf") -> Estimate:
     """The ``q`` quantile of the samples ``x`` (NaNs left out) with its distribution-free confidence interval:
     the order statistics whose ranks a binomial(n, q) puts around the quantile with probability ``LEVEL``.
@@ -112,9 +120,9 @@ def quantile(x: np.ndarray, q: float, what: str = "flows", method: str = "invert
     n = len(x)
     if n == 0:
         return unjudged(None, f"no {what}")
-    v = float(np.quantile(x, q, method=method))
+    v = percentile(x, q, method)
     if n * (1 - q) < 1:
-        return unjudged(v, _thin_tail(n, q, what), f"p{_pct(q)} of {n:,} {what}")
+        return unjudged(v, thin_tail(n, q, what), f"p{_pct(q)} of {n:,} {what}")
     lo_rank, hi_rank = _binomial_ranks(n, q)
     low, high = min(float(x[lo_rank]), v), max(float(x[hi_rank]), v)
     return Estimate(v, low, high, f"{LEVEL:.0%} order-statistic CI, {n:,} {what}")
@@ -142,7 +150,7 @@ def bootstrap(
     v = float(stat(*samples))
     sizes = " / ".join(f"{len(s):,}" for s in samples) if not paired else f"{n:,}"
     if tail is not None and n * (1 - tail) < 1:
-        return unjudged(v, _thin_tail(n, tail, what), f"{sizes} {what}")
+        return unjudged(v, thin_tail(n, tail, what), f"{sizes} {what}")
     total = sum(len(s) for s in samples)
     b = resamples or (1000 if total <= 200_000 else 200)
     rng = np.random.default_rng(seed)
@@ -298,7 +306,8 @@ def _z(level: float) -> float:
     return NormalDist().inv_cdf((1 + level) / 2)
 
 
-def _thin_tail(n: int, q: float, what: str) -> str:
+def thin_tail(n: int, q: float, what: str) -> str:
+    """Why a ``q`` percentile of ``n`` values is not judged (it needs at least 1/(1 − q))."""
     return f"p{_pct(q)} of {n:,} {what} is their maximum (it needs ≥ {math.ceil(1 / (1 - q)):,})"
 
 

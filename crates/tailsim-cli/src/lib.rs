@@ -584,15 +584,16 @@ mod tests {
 
     #[test]
     fn stop_reasons_are_spelled_as_in_summary_json() {
-        for r in [
-            StopReason::Finished,
-            StopReason::TimeLimit,
-            StopReason::EventBudget,
-            StopReason::Interrupted,
-            StopReason::Stalled,
+        // One spelling (StopReason::name) for the table and summary.json, and the one Python and the docs read.
+        for (r, spelled) in [
+            (StopReason::Finished, "finished"),
+            (StopReason::TimeLimit, "time-limit"),
+            (StopReason::EventBudget, "event-budget"),
+            (StopReason::Interrupted, "interrupted"),
+            (StopReason::Stalled, "stalled"),
         ] {
-            let json = serde_json_name(r);
-            assert_eq!(StopReason::name(r), json);
+            assert_eq!(r.name(), spelled);
+            assert_eq!(serde_json_name(r), spelled);
         }
     }
 
