@@ -221,6 +221,7 @@ class Host(_Table):
     rx_delay: Optional[str] = None
     rx_parallel: Optional[int] = None  # packets processed at once (FastLane's server model: 16)
     nic_buffer: Optional[Size] = None
+    nic_scheduler: Optional[str] = None  # "priority", "fifo" or "per-flow-round-robin" (default per transport)
 
 
 @dataclass
@@ -249,6 +250,7 @@ class Routing(_Table):
     load_balance: Optional[str] = None  # "ecmp", "spray", "adaptive" or "detail"
     reroute: Optional[str] = None  # failure-detection delay before routes re-converge, e.g. "50us"
     alb_thresholds: Optional[Sequence[Size]] = None  # DeTail's adaptive load balancing thresholds
+    hash: Optional[str] = None  # ECMP's choice: "tailsim" (salted flow hash) or "first" (ns-3's global routing)
 
 
 @dataclass

@@ -249,6 +249,14 @@ def _flows_trace(flows: Any) -> Path:
         out[c] = v if c == "start_us" else v.astype("int64")
     if not starts:
         out["start_ps"] = 0
+    for c in ("path", "via"):  # pinned paths: switch names, empty = the switches choose (docs/workloads.md)
+        if c in df.columns:
+            names = df[c].fillna("").astype(str).str.strip()
+            bad = names.str.contains(r"[,\n\r]", regex=True)
+            if bad.any():
+                i = int(bad.to_numpy().nonzero()[0][0])
+                raise _core.ConfigError(f"flows DataFrame: row {i}: {c} = {df[c].iloc[i]!r}, expected switch names")
+            out[c] = names
     text = out.to_csv(index=False)
     name = hashlib.sha256(text.encode()).hexdigest()[:16]
     d = Path(tempfile.gettempdir()) / "tailsim-inputs"
@@ -326,7 +334,8 @@ def run(
 
     ``flows``, a DataFrame (or records) with columns ``src``, ``dst``, ``size_bytes`` and optionally one of
     ``start_ps``, ``start_ns``, ``start_us``, adds a workload of exactly those flows, as a CSV trace would
-    (docs/workloads.md); errors in it name the row.
+    (docs/workloads.md); a ``path`` or ``via`` column pins flows to paths (a finished run's ``flows`` table
+    has ``path``); errors in it name the row.
     """
     kind, text, origin, base = normalize(config)
     sets = overrides(set)

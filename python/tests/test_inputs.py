@@ -62,6 +62,32 @@ def test_bad_flows_name_the_row_or_column():
         tailsim.check(_dumbbell([]), flows=df.assign(start_ps=0))
 
 
+def _leaf_spine(workloads):
+    return {
+        "name": "pinned",
+        "topology": {"kind": "leaf-spine", "leaves": 2, "spines": 4, "hosts_per_leaf": 4},
+        "transport": {"kind": "dctcp"},
+        "workload": workloads,
+    }
+
+
+def test_a_runs_flows_table_with_its_paths_pins_the_same_flows_to_the_same_paths(tmp_path):
+    df = _flows().assign(dst=lambda d: 4 + (d["dst"] + d.index // 3) % 4)
+    first = tailsim.run(_leaf_spine([]), tmp_path / "a", flows=df, progress=False)
+    paths = first.flows["path"]
+    assert paths.str.fullmatch(r"leaf0 spine[0-3] leaf1").all() and paths.nunique() > 1
+    again = tailsim.run(_leaf_spine([]), tmp_path / "b", flows=first.flows[["src", "dst", "size_bytes", "start_ps", "path"]], progress=False)
+    assert (again.flows["path"] == paths).all()
+    # One flow moved to another spine: the table says so, and a bad name names its row.
+    moved = first.flows[["src", "dst", "size_bytes", "start_ps", "path"]].copy()
+    other = "leaf0 spine3 leaf1" if paths[5] != "leaf0 spine3 leaf1" else "leaf0 spine0 leaf1"
+    moved.loc[5, "path"] = other
+    assert tailsim.run(_leaf_spine([]), tmp_path / "c", flows=moved, progress=False).flows["path"][5] == other
+    moved.loc[7, "path"] = "leaf0 spine9 leaf1"
+    with pytest.raises(ConfigError, match=r'^flows DataFrame: row 7: no switch is named "spine9"'):
+        tailsim.check(_leaf_spine([]), flows=moved)
+
+
 def _dumbbell_graph():
     g = nx.Graph()
     g.add_node("left", delay="500ns")

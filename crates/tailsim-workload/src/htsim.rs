@@ -166,6 +166,7 @@ fn parse_connection(tokens: &[&str]) -> Result<TraceFlow, String> {
         dst,
         size_bytes: size.ok_or("missing \"size BYTES\"")?,
         start_ps: start.ok_or("missing \"start MICROSECONDS\"")?,
+        route: None,
     })
 }
 
@@ -209,6 +210,7 @@ fn parse_flows_row(line: &str) -> Result<TraceFlow, String> {
         dst,
         size_bytes: parse_size(size, "size_bytes")?,
         start_ps: decimal_to_ps(start, 6).map_err(|m| format!("bad start_us: {m}"))?,
+        route: None,
     })
 }
 
@@ -580,9 +582,10 @@ mod tests {
             return;
         };
         let flows = read_trace(&ws).unwrap();
-        let first = TraceFlow { id: Some(1), src: 16, dst: 33, size_bytes: 7861, start_ps: 0 };
-        let last = TraceFlow { id: Some(961), src: 2, dst: 72, size_bytes: 416_320, start_ps: 1_993_000_000 };
-        assert_eq!((flows[0], flows[960]), (first, last));
+        let first = TraceFlow { id: Some(1), src: 16, dst: 33, size_bytes: 7861, start_ps: 0, route: None };
+        let last =
+            TraceFlow { id: Some(961), src: 2, dst: 72, size_bytes: 416_320, start_ps: 1_993_000_000, route: None };
+        assert_eq!((&flows[0], &flows[960]), (&first, &last));
         let perm = read_trace(&shared("perm128_16MB.cm").unwrap()).unwrap();
         assert!(perm.iter().all(|f| f.size_bytes == 16_000_000 && f.start_ps == 0));
     }
@@ -669,8 +672,8 @@ mod tests {
                     0->1 size 100 start 1.5 send_done_trigger 1 prio 3\n\
                     3->2   start 0.0000005 id 9 size 7\ntrigger id 1 oneshot\nFailures 0\n";
         let flows = parse_cm(text, "h.cm").unwrap();
-        assert_eq!(flows[0], TraceFlow { id: None, src: 0, dst: 1, size_bytes: 100, start_ps: 1_500_000 });
-        assert_eq!(flows[1], TraceFlow { id: Some(9), src: 3, dst: 2, size_bytes: 7, start_ps: 1 });
+        assert_eq!(flows[0], TraceFlow { id: None, src: 0, dst: 1, size_bytes: 100, start_ps: 1_500_000, route: None });
+        assert_eq!(flows[1], TraceFlow { id: Some(9), src: 3, dst: 2, size_bytes: 7, start_ps: 1, route: None });
 
         let h = "Nodes 4\nConnections 1\n";
         let cases = [

@@ -29,7 +29,7 @@ pub use homa::{
 pub use htsim::{parse_cm, parse_flows, parse_topo, FatTreeShape, HtsimTier, HtsimTopo};
 pub use tail::GeneralizedParetoTail;
 pub use thresholds::{equal_count_thresholds, mg1_normalized_fct, optimal_thresholds};
-pub use trace::{parse_trace_csv, read_trace, read_trace_nodes, TraceFlow};
+pub use trace::{parse_trace_csv, read_trace, read_trace_nodes, TraceFlow, TraceRoute};
 
 /// The 1-based numbers and trimmed text of the lines that carry data: blank
 /// lines and `#` comments are skipped, so every format shares one comment

@@ -28,6 +28,12 @@
 //! exactly 100 000 ps and not whatever the nearest binary float gives.
 //! `start_ps` must be a whole number.
 //!
+//! A flow may be pinned to a path (so that it crosses the same switches as in another simulator): an
+//! optional `path` column lists the switches from the source's to the destination's, by name, separated by
+//! spaces (`leaf0 spine2 leaf3`), or an optional `via` column names one switch the path must cross
+//! (`spine2`), the shortest path through it being unique. An empty field leaves that flow to the
+//! switches' load balancing. The names are checked against the topology when the run is built.
+//!
 //! Flows are returned in file order: sorting by start time is the caller's
 //! job, because some callers want the file order (e.g. to keep ids stable).
 
@@ -36,7 +42,7 @@ use std::path::Path;
 use crate::error::{read_to_string, WorkloadError};
 
 /// One flow of a trace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TraceFlow {
     /// Flow id from the file, if the format has one.
     pub id: Option<u64>,
@@ -48,6 +54,20 @@ pub struct TraceFlow {
     pub size_bytes: u64,
     /// Start time in picoseconds, tailsim's time unit.
     pub start_ps: u64,
+    /// The path the file pins the flow to, if it names one.
+    pub route: Option<Box<TraceRoute>>,
+}
+
+/// A path as a trace names it (resolved against the topology by the simulator).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TraceRoute {
+    /// Switch names, in order (`path`), or the one switch to cross (`via`).
+    pub switches: Vec<String>,
+    /// Given by the `via` column: only one switch of the path is named.
+    pub via: bool,
+    /// The file and line it came from, for errors.
+    pub origin: String,
+    pub line: usize,
 }
 
 /// Reads a trace file, choosing the parser by extension: `.csv`
@@ -107,6 +127,8 @@ struct Columns {
     /// Picoseconds per unit of the start column, as a power of ten.
     start_exp10: i32,
     id: Option<usize>,
+    path: Option<usize>,
+    via: Option<usize>,
 }
 
 impl Columns {
@@ -145,6 +167,8 @@ impl Columns {
             start,
             start_exp10,
             id: find("id"),
+            path: find("path"),
+            via: find("via"),
         })
     }
 
@@ -180,7 +204,20 @@ impl Columns {
             ),
             None => None,
         };
-        Ok(TraceFlow { id, src, dst, size_bytes, start_ps })
+        let named = |i: Option<usize>| i.map(|i| fields[i]).filter(|t| !t.is_empty());
+        let route = match (named(self.path), named(self.via)) {
+            (Some(_), Some(_)) => return Err(err("both path and via are given: keep one".into())),
+            (None, None) => None,
+            (Some(t), None) | (None, Some(t)) => {
+                let switches: Vec<String> = t.split_whitespace().map(str::to_string).collect();
+                let via = named(self.via).is_some();
+                if via && switches.len() != 1 {
+                    return Err(err(format!("bad via \"{t}\": expected one switch name")));
+                }
+                Some(Box::new(TraceRoute { switches, via, origin: origin.to_string(), line: n }))
+            }
+        };
+        Ok(TraceFlow { id, src, dst, size_bytes, start_ps, route })
     }
 }
 
@@ -255,7 +292,7 @@ mod tests {
     use super::*;
 
     fn flow(id: Option<u64>, src: u32, dst: u32, size_bytes: u64, start_ps: u64) -> TraceFlow {
-        TraceFlow { id, src, dst, size_bytes, start_ps }
+        TraceFlow { id, src, dst, size_bytes, start_ps, route: None }
     }
 
     #[test]

@@ -317,7 +317,21 @@ impl Experiment {
             Column::I64("timeouts", ps(&|x| x.timeouts as i64)),
             Column::Str("role", r.iter().map(|x| x.role.name().to_string()).collect()),
             Column::OptI64("retrieval_id", r.iter().map(|x| x.role.retrieval().map(|q| q as i64)).collect()),
+            Column::Str("path", r.iter().map(|x| self.path_names(x)).collect()),
         ])
+    }
+
+    /// The switches a flow's data crossed, by name, space-separated, as a trace's `path` column takes them
+    /// (so another run or simulator can be given the same paths); empty where packets choose their own
+    /// (spraying, adaptive load balancing) and for the flow-level Ideal.
+    fn path_names(&self, r: &crate::metrics::FlowRecord) -> String {
+        let net = &self.world.net;
+        if self.flow_level {
+            return String::new();
+        }
+        let hash = crate::transport::flow_hash(r.id, r.src, r.dst);
+        net.flow_switches(r.src, r.dst, hash, r.path)
+            .map_or(String::new(), |s| s.iter().map(|&n| net.node_name(n)).collect::<Vec<_>>().join(" "))
     }
 
     /// The per-port table (drops, marks, queue occupancy).

@@ -135,6 +135,23 @@ id_type!(
     /// A flow's slot in the flow table (slots are reused; packets also carry a generation).
     FlowSlot
 );
+id_type!(
+    /// A pinned path one way (`net/pinned.rs`): 0 = none (the switches choose); a pinned flow's forward and
+    /// reverse directions are neighbours, 2k + 1 and 2k + 2.
+    PathId
+);
+impl PathId {
+    pub const NONE: PathId = PathId(0);
+    /// The same path the other way (the way its acknowledgements and grants go back).
+    #[inline]
+    pub fn reverse(self) -> PathId {
+        if self == PathId::NONE {
+            self
+        } else {
+            PathId(((self.0 - 1) ^ 1) + 1)
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -39,6 +39,8 @@ fn steady_state_moves_packets_without_allocating() {
     steady_state("ecmp", "[fastlane]\n[codel]\n");
     // RDMA at line rate: ECMP collisions overflow ports and go-back-N resends from every hole.
     steady_state("ecmp", "[transport]\nkind = \"rdma\"\n");
+    // NICs that serve flows in turn: per-flow queues emptied, freed and taken again as windows open.
+    steady_state("ecmp", "[host]\nnic_scheduler = \"per-flow-round-robin\"\n");
     burstradar_steady_state();
     sqr_steady_state();
     linkguardian_steady_state();

@@ -4,6 +4,7 @@
 use super::schema::*;
 use super::{ConfigError, KeyPath, Source};
 use crate::metrics::Framing;
+use crate::net::nic_queue::NicOrder;
 use crate::net::port::EcnMode;
 use crate::net::queue::CLASSES;
 use crate::net::topology::{fat_tree_counts, FatTree, LeafSpine, LinkSpec, SwitchSpec, Tier, TopologySpec};
@@ -548,7 +549,16 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
     };
     // NDP sprays every packet (its paper's design); the others hash flows unless told otherwise.
     let lb = match cfg.routing.load_balance.as_deref().unwrap_or(if kind == "ndp" { "spray" } else { "ecmp" }) {
-        "ecmp" => LoadBalance::Ecmp,
+        "ecmp" => match cfg.routing.hash.as_deref().unwrap_or("tailsim") {
+            "tailsim" => LoadBalance::Ecmp,
+            "first" => LoadBalance::First,
+            o => return Err(c.err("routing.hash", format!("expected \"tailsim\" or \"first\", found \"{o}\""))),
+        },
+        "spray" | "adaptive" | "detail" if cfg.routing.hash.is_some() => {
+            return Err(
+                c.err("routing.hash", "chooses among ECMP's next hops: it needs routing.load_balance = \"ecmp\"")
+            )
+        }
         "spray" => LoadBalance::Spray,
         // The mechanism overrides the hash's choice at every switch with more than one next hop.
         "adaptive" | "detail" => LoadBalance::Ecmp,
@@ -575,6 +585,24 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
             ));
         }
     }
+    // What each transport's paper simulated (docs/config.md § host): htsim's NDP senders share their NIC
+    // round-robin among flows; the others' NICs serve by priority class.
+    let nic_order = match h.nic_scheduler.as_deref().unwrap_or("priority") {
+        "priority" => None,
+        "fifo" => Some(NicOrder::Fifo),
+        "per-flow-round-robin" => Some(NicOrder::FlowRoundRobin),
+        o => {
+            return Err(c.err(
+                "host.nic_scheduler",
+                format!("expected \"priority\", \"fifo\" or \"per-flow-round-robin\", found \"{o}\""),
+            ))
+        }
+    };
+    if nic_order.is_some() && pfabric_queue.is_some() {
+        return Err(
+            c.err("host.nic_scheduler", "NICs use pFabric queues here (switch.queue = \"pfabric\"): leave it out")
+        );
+    }
     let prm = NetParams {
         host_tx_delay: h.tx_delay.map_or(Time::ZERO, |d| d.0),
         host_rx_delay: h.rx_delay.map_or(Time::ZERO, |d| d.0),
@@ -586,6 +614,7 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
             (p, _) => p.unwrap_or(0),
         },
         nic_limit,
+        nic_order,
         buffer,
         ecn_k,
         ecn_mode,
@@ -632,12 +661,13 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         }
         flow_class.push(w.class);
     }
-    let generators = cfg
+    let mut generators = cfg
         .workload
         .iter()
         .enumerate()
         .map(|(i, w)| super::workload::generator(&c, w, i, cfg.seed, hosts, host_rate, fr))
         .collect::<R<Vec<_>>>()?;
+    super::paths::pin_traces(&c, &mut generators, &mut net)?;
     let cbr = cfg
         .workload
         .iter()
@@ -747,7 +777,15 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
             }
         }
     }
-    let warnings = if stopped { Vec::new() } else { cut_off_for_good(&spec, &faults, &cfg.fault) };
+    let mut warnings = if stopped { Vec::new() } else { cut_off_for_good(&spec, &faults, &cfg.fault) };
+    if let (true, Some(b)) = (receiver_driven, nic_limit) {
+        let key = if h.nic_buffer.is_some() { "host.nic_buffer" } else { "switch.buffer (host.nic_buffer unset)" };
+        warnings.push(format!(
+            "{key}: the NICs hold {b} B, but {kind} senders queue each new message's unscheduled bytes at their NIC \
+             with no window shared across messages, so a sender with many messages overruns it and drops packets \
+             before they leave the host (htsim's and the papers' NICs never drop): set host.nic_buffer = \"unlimited\""
+        ));
+    }
     // Thresholds derived from the workload use the first Poisson workload with a size distribution.
     let dist = generators.iter().zip(&cfg.workload).find_map(|(g, w)| match g {
         Generator::Poisson { sizes: Sizes::Cdf(cdf), .. } => Some((cdf.as_ref(), w.load.unwrap_or(0.0))),

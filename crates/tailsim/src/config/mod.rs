@@ -7,6 +7,7 @@ mod jobs;
 mod limits;
 mod linkguardian;
 mod mechanisms;
+mod paths;
 mod pcap;
 mod presets;
 mod qjump;

@@ -113,6 +113,8 @@ pub struct HostCfg {
     /// Packets the receive path processes at once, each for `rx_delay` (default: no limit, a pure delay).
     pub rx_parallel: Option<u32>,
     pub nic_buffer: Option<BufferValue>,
+    /// The order the NIC sends in: "priority", "fifo" or "per-flow-round-robin" (default per transport).
+    pub nic_scheduler: Option<String>,
 }
 
 /// One threshold for every class, or one per class.
@@ -215,6 +217,9 @@ pub struct RoutingCfg {
     pub alb_thresholds: Option<Vec<Size>>,
     /// Re-converge routes this long after a link goes down or up (absent: routes never change).
     pub reroute: Option<Duration>,
+    /// With "ecmp": whose choice among equal-cost next hops, "tailsim" (a salted flow hash, the default) or
+    /// "first" (ns-3's global routing: always the first route).
+    pub hash: Option<String>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]

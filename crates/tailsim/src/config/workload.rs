@@ -315,9 +315,10 @@ pub(super) fn generator(
                     dst: d,
                     size_bytes: size,
                     start_ps: start.0,
+                    route: None,
                 })
                 .collect();
-            Ok(Generator::List { flows, next: 0 })
+            Ok(Generator::List { flows, pins: Vec::new(), next: 0 })
         }
         "trace" => {
             let p = c.need(&w.path, &k("path"), "a flow trace (.csv, htsim .cm or .flows)")?;
@@ -352,12 +353,12 @@ pub(super) fn generator(
                 f.start_ps += start.0;
             }
             flows.sort_by_key(|f| f.start_ps); // stable: file order among equal starts
-            Ok(Generator::List { flows, next: 0 })
+            Ok(Generator::List { flows, pins: Vec::new(), next: 0 })
         }
         "retrieval" | "workflow" => super::jobs::workflows(c, w, &key, &kind, i, seed, hosts, sizes(c, w, &key)?),
         "background" => super::jobs::background(c, w, &key, i, seed, hosts, sizes(c, w, &key)?),
         // Raw packets, sent by the `Cbr` mechanism (`cbr_source`); no flows to generate.
-        "cbr" => Ok(Generator::List { flows: Vec::new(), next: 0 }),
+        "cbr" => Ok(Generator::List { flows: Vec::new(), pins: Vec::new(), next: 0 }),
         o => Err(c.err(&k("kind"), format!("unknown kind \"{o}\"; expected {KINDS}"))),
     }
 }

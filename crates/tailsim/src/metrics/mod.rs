@@ -8,7 +8,7 @@ pub mod records;
 pub mod select;
 
 use crate::net::Network;
-use crate::units::{NodeId, Time};
+use crate::units::{NodeId, PathId, Time};
 use records::FlowRecords;
 use serde::Serialize;
 use std::io;
@@ -30,6 +30,8 @@ pub struct FlowRecord {
     pub timeouts: u32,
     /// Plain flow, background flow, or a retrieval's request or response.
     pub role: crate::traffic::jobs::Role,
+    /// The path the flow is pinned to (its trace named one), else NONE.
+    pub path: PathId,
 }
 
 impl FlowRecord {
@@ -60,10 +62,15 @@ pub struct Framing {
 /// With equal packets, packet j leaves hop i at D_i(j) = Σ_{k≤i}(s_k + p_k + w_k) + (j−1)·max_{k≤i} s_k (the
 /// slowest link so far paces the train); the shorter last packet is then pushed through the hops exactly.
 pub fn ideal_fct(net: &Network, src: NodeId, dst: NodeId, size: u64, fr: Framing) -> Time {
+    ideal_fct_on(net, src, dst, PathId::NONE, size, fr)
+}
+
+/// As `ideal_fct`, along the path `pin` when the flow is pinned to one (`net/pinned.rs`).
+pub fn ideal_fct_on(net: &Network, src: NodeId, dst: NodeId, pin: PathId, size: u64, fr: Framing) -> Time {
     let n = size.div_ceil(fr.mss).max(1);
     let full = fr.mss + fr.header + fr.wire_overhead;
     let last = size - (n - 1) * fr.mss + fr.header + fr.wire_overhead;
-    let path = net.path(src, dst);
+    let path = net.path_of(src, dst, pin);
     let tx_delay = net.hosts[src.idx()].tx_delay;
     let mut ready = tx_delay.0; // the last packet may start at stage i no earlier than this
     let mut max_s = 0u64;
@@ -299,6 +306,7 @@ mod tests {
                 retransmits: 0,
                 timeouts: 0,
                 role: Role::Flow,
+                path: PathId::NONE,
             };
             store.push(r.clone());
             recs.push(r);

@@ -3,7 +3,7 @@
 //! A flow's record is *open* from its start until it is final: the receiver holds the last byte and the
 //! sender has closed (the sender's retransmission and timeout counts come with the close, after the
 //! receipt). Open records live in memory, in id order. Final ones gather in a batch that, once it holds
-//! `spill_at` records, is written to a scratch file at fixed-width offsets by flow id (64 B each), so the
+//! `spill_at` records, is written to a scratch file at fixed-width offsets by flow id (72 B each), so the
 //! file reads back in id order whatever the order flows finished in. Runs with fewer final flows than one
 //! batch never touch the disk.
 //!
@@ -17,7 +17,7 @@
 
 use super::FlowRecord;
 use crate::traffic::jobs::Role;
-use crate::units::{NodeId, Time};
+use crate::units::{NodeId, PathId, Time};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -27,7 +27,7 @@ use std::ops::Range;
 pub const SPILL_AT: usize = 65_536;
 
 /// Bytes per record in the scratch file.
-const REC: usize = 64;
+const REC: usize = 72;
 
 /// Rows per chunk when reading every record.
 pub const CHUNK: usize = 65_536;
@@ -239,7 +239,7 @@ fn encode(r: &FlowRecord, buf: &mut Vec<u8>) {
     for v in [r.size, r.start.0, r.end.map_or(NONE, |t| t.0), r.ideal.0, r.deadline.map_or(NONE, |t| t.0)] {
         buf.extend_from_slice(&v.to_le_bytes());
     }
-    for v in [r.retransmits, r.timeouts, tag, arg] {
+    for v in [r.retransmits, r.timeouts, tag, arg, r.path.0, 0] {
         buf.extend_from_slice(&v.to_le_bytes());
     }
 }
@@ -258,10 +258,11 @@ fn blank(id: u64) -> FlowRecord {
         retransmits: 0,
         timeouts: 0,
         role: Role::Flow,
+        path: PathId::NONE,
     }
 }
 
-/// A record from its 64 bytes; None for a slot never written (a tag of 0).
+/// A record from its 72 bytes; None for a slot never written (a tag of 0).
 fn decode(id: u64, b: &[u8]) -> Option<FlowRecord> {
     let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"));
     let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"));
@@ -286,6 +287,7 @@ fn decode(id: u64, b: &[u8]) -> Option<FlowRecord> {
         retransmits: u32_at(48),
         timeouts: u32_at(52),
         role,
+        path: PathId(u32_at(64)),
     })
 }
 
@@ -306,6 +308,7 @@ mod tests {
             retransmits: 0,
             timeouts: 0,
             role: if id.is_multiple_of(2) { Role::Flow } else { Role::Response(id as u32) },
+            path: PathId(id as u32 % 5),
         }
     }
 

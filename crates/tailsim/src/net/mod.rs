@@ -20,8 +20,10 @@ pub mod host;
 pub mod ledger;
 pub mod link;
 pub mod mech;
+pub mod nic_queue;
 pub mod packet;
 pub mod pfabric;
+pub mod pinned;
 pub mod port;
 pub mod queue;
 pub mod regulator;
@@ -63,6 +65,8 @@ pub struct Network {
     pub out: Outbox,
     /// Re-converge routes this long after a link changes state (None: routes never change).
     pub reroute: Option<Time>,
+    /// Paths that flows are pinned to (`net/pinned.rs`).
+    pub pins: pinned::PinnedPaths,
 }
 
 /// What the datapath hands back to the simulation: a packet that reached a host.
@@ -358,6 +362,8 @@ pub struct NetParams {
     pub host_rx_parallel: u32,
     /// Byte limit of host NIC queues (None = unlimited). NICs mark ECN like switch ports.
     pub nic_limit: Option<u64>,
+    /// The order NICs send in when not by strict priority (net/nic_queue.rs).
+    pub nic_order: Option<nic_queue::NicOrder>,
     pub buffer: BufferPolicy,
     pub ecn_k: [u64; CLASSES],
     /// ECN compares K with the whole port's queue (PIAS) instead of the packet's class queue (DCTCP).
@@ -383,6 +389,7 @@ impl Default for NetParams {
             host_rx_delay: Time::ZERO,
             host_rx_parallel: 0,
             nic_limit: None,
+            nic_order: None,
             buffer: BufferPolicy::Unlimited,
             ecn_k: [u64::MAX; CLASSES],
             ecn_mode: crate::net::port::EcnMode::PerClass,
@@ -422,9 +429,12 @@ impl Network {
                     delay: l.delay,
                     up: true,
                     corrupt_p: 0.0,
-                    queue: match prm.pfabric {
-                        Some(pf) => QueueDisc::PFabric((0..pf.classes).map(|_| PFabricQueue::new(pf.strict)).collect()),
-                        None => QueueDisc::PrioFifo(PrioFifo::default()),
+                    queue: match (prm.pfabric, prm.nic_order) {
+                        (Some(pf), _) => {
+                            QueueDisc::PFabric((0..pf.classes).map(|_| PFabricQueue::new(pf.strict)).collect())
+                        }
+                        (None, Some(order)) if !is_sw => QueueDisc::PrioFifo(PrioFifo::with_order(order)),
+                        (None, _) => QueueDisc::PrioFifo(PrioFifo::default()),
                     },
                     bytes: 0,
                     limit: if is_sw { None } else { prm.nic_limit },
@@ -482,6 +492,7 @@ impl Network {
             mechs: Vec::new(),
             out: Outbox::default(),
             reroute: None,
+            pins: Default::default(),
         })
     }
 }

@@ -4,7 +4,7 @@
 //! transport chooses, an echo timestamp). Receiver-driven transports add kinds, not structs.
 
 use crate::net::ledger::Origin;
-use crate::units::{FlowSlot, NodeId, PortId, Time};
+use crate::units::{FlowSlot, NodeId, PathId, PortId, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PktKind {
@@ -119,6 +119,8 @@ pub struct Packet {
     pub ts: Time,
     /// Per-flow hash for ECMP.
     pub hash: u32,
+    /// A path the flow is pinned to (`net/pinned.rs`), which overrides the switches' choice; NONE = theirs.
+    pub path: PathId,
     /// Set by the routing step at a switch ingress, used after the forwarding delay.
     pub out_port: PortId,
     /// Time the packet entered its current queue (queueing-delay telemetry).
@@ -175,6 +177,7 @@ impl Packet {
             sack: [(0, 0); SACK_BLOCKS],
             ts: Time::ZERO,
             hash: 0,
+            path: PathId::NONE,
             out_port: PortId::NONE,
             enq_time: Time::ZERO,
             in_port: PortId::NONE,

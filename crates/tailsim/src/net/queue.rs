@@ -1,6 +1,7 @@
 //! Egress queue disciplines. A port owns one; the enum keeps the hot path free of dynamic dispatch, and a
 //! new discipline (pFabric's priority dropping, PFC-aware queues) is one more variant.
 
+use crate::net::nic_queue::{NicOrder, NicQueue};
 use crate::net::packet::Packet;
 use crate::net::pfabric::PFabricQueue;
 use crate::net::Packets;
@@ -11,22 +12,37 @@ pub const CLASSES: usize = 8;
 
 /// Eight FIFO classes served by strict priority (class 0 first). Admission (buffer limits) and ECN marking
 /// are decided by the port before `push`, because they depend on switch-wide state (shared buffer).
+/// A host NIC may send in another order (`host.nic_scheduler`, net/nic_queue.rs): the packets are then
+/// held there, and only the bytes per class here.
 #[derive(Default)]
 pub struct PrioFifo {
     q: [VecDeque<PktId>; CLASSES],
     bytes: [u64; CLASSES],
+    nic: Option<Box<NicQueue>>,
 }
 
 impl PrioFifo {
+    /// A queue that sends in `order` instead of by strict priority (a host's NIC).
+    pub fn with_order(order: NicOrder) -> PrioFifo {
+        PrioFifo { nic: Some(Box::new(NicQueue::new(order))), ..Default::default() }
+    }
     #[inline]
     pub fn push(&mut self, id: PktId, p: &Packet) {
         let c = p.class as usize;
-        self.q[c].push_back(id);
+        match &mut self.nic {
+            None => self.q[c].push_back(id),
+            Some(n) => n.push(id, p),
+        }
         self.bytes[c] += p.size as u64;
     }
     /// Highest-priority packet whose class is not paused (`paused` bit c = class c held, for PFC).
     #[inline(always)]
     pub fn pop(&mut self, paused: u8, size_of: impl Fn(PktId) -> u32) -> Option<PktId> {
+        if let Some(n) = &mut self.nic {
+            let (id, c) = n.pop(paused)?;
+            self.bytes[c] -= size_of(id) as u64;
+            return Some(id);
+        }
         for c in 0..CLASSES {
             if paused & (1 << c) != 0 {
                 continue;
@@ -42,8 +58,11 @@ impl PrioFifo {
     pub fn class_bytes(&self, c: usize) -> u64 {
         self.bytes[c]
     }
-    pub fn iter(&self) -> impl Iterator<Item = PktId> + '_ {
-        self.q.iter().flat_map(|q| q.iter().copied())
+    pub fn iter(&self) -> Box<dyn Iterator<Item = PktId> + '_> {
+        match &self.nic {
+            None => Box::new(self.q.iter().flat_map(|q| q.iter().copied())),
+            Some(n) => n.iter(),
+        }
     }
 
     /// Admission to a port buffer of `total` bytes of which `reserve` bytes are set aside for each of the
@@ -100,6 +119,7 @@ impl QueueDisc {
     /// The class the queue would serve next (the first non-empty class that is not paused), if any.
     pub fn head_class(&self, paused: u8) -> Option<usize> {
         match self {
+            QueueDisc::PrioFifo(PrioFifo { nic: Some(n), .. }) => n.head_class(paused),
             QueueDisc::PrioFifo(q) => (0..CLASSES).find(|&c| paused & (1 << c) == 0 && !q.q[c].is_empty()),
             QueueDisc::PFabric(subs) => {
                 subs.iter().enumerate().find(|(c, q)| paused & (1 << c) == 0 && q.bytes > 0).map(|(c, _)| c)
@@ -108,7 +128,7 @@ impl QueueDisc {
     }
     pub fn packets(&self) -> Box<dyn Iterator<Item = PktId> + '_> {
         match self {
-            QueueDisc::PrioFifo(q) => Box::new(q.iter()),
+            QueueDisc::PrioFifo(q) => q.iter(),
             QueueDisc::PFabric(subs) => Box::new(subs.iter().flat_map(|q| q.iter())),
         }
     }

@@ -9,7 +9,7 @@ use super::routing::RouteTable;
 use super::{drop_at, BufferPolicy, NetParams, Network, Packets};
 use crate::engine::{Event, EventQueue, Pipe, Rng};
 use crate::net::topology::SwitchSpec;
-use crate::units::{NodeId, PktId, PortId, Time};
+use crate::units::{NodeId, PathId, PktId, PortId, Time};
 
 /// How a switch picks among equal-cost next hops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,6 +18,10 @@ pub enum LoadBalance {
     Ecmp,
     /// Per-packet: uniformly random next hop.
     Spray,
+    /// Per-flow, always the first equal-cost next hop (`routing.hash = "first"`): ns-3's global routing
+    /// without `RandomEcmpRouting` ("always select the first route consistently"). Next hops are listed in
+    /// the switch's port order, so in a leaf-spine every flow crosses spine0.
+    First,
 }
 
 pub struct Switch {
@@ -58,6 +62,15 @@ impl Switch {
     pub fn healthy_routes(&self) -> &RouteTable {
         self.healthy.as_ref().unwrap_or(&self.routes)
     }
+    /// The next hop that per-flow load balancing `lb` chooses among `cands` for a flow of hash `hash` (None
+    /// without routes, or if `lb` chooses per packet).
+    pub fn flow_choice(&self, lb: LoadBalance, cands: &[PortId], hash: u32) -> Option<PortId> {
+        match (cands.len(), lb) {
+            (0, _) | (_, LoadBalance::Spray) => None,
+            (1, _) | (_, LoadBalance::First) => Some(cands[0]),
+            (n, LoadBalance::Ecmp) => Some(cands[ecmp_index(hash, self.salt, n)]),
+        }
+    }
     pub(super) fn set_routes(&mut self, t: RouteTable) {
         let old = std::mem::replace(&mut self.routes, t);
         self.healthy.get_or_insert(old);
@@ -89,12 +102,15 @@ impl Network {
         p.hops = p.hops.saturating_add(1);
         p.in_port = in_port;
         let cands = sw.routes.candidates(p.dst);
-        let mut out = match cands.len() {
-            0 => return self.no_route(s, in_port, pk, id),
-            1 => cands[0],
-            n => match lb {
-                LoadBalance::Ecmp => cands[(mix32(p.hash ^ sw.salt) % n as u32) as usize],
+        let pinned = if p.path == PathId::NONE { None } else { self.pins.port_at(p.path, s) };
+        let mut out = match (pinned, cands.len()) {
+            (Some(o), _) => o,
+            (None, 0) => return self.no_route(s, in_port, pk, id),
+            (None, 1) => cands[0],
+            (None, n) => match lb {
+                LoadBalance::Ecmp => cands[ecmp_index(p.hash, sw.salt, n)],
                 LoadBalance::Spray => cands[sw.rng.below(n as u32) as usize],
+                LoadBalance::First => cands[0],
             },
         };
         p.out_port = out;
@@ -162,6 +178,12 @@ impl Network {
         let out = pk.get(id).out_port;
         self.enqueue(now, ev, pk, out, id);
     }
+}
+
+/// ECMP: which of `n` equal-cost next hops a switch salted `salt` gives a flow of hash `hash`.
+#[inline(always)]
+fn ecmp_index(hash: u32, salt: u32, n: usize) -> usize {
+    (mix32(hash ^ salt) % n as u32) as usize
 }
 
 #[inline]

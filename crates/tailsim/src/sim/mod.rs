@@ -6,7 +6,7 @@ mod chain;
 use crate::engine::{Event, EventQueue};
 use crate::metrics::inbound::{Inbound, InboundStats};
 use crate::metrics::records::FlowRecords;
-use crate::metrics::{ideal_fct, FlowRecord, Framing};
+use crate::metrics::{ideal_fct_on, FlowRecord, Framing};
 use crate::net::ledger::LedgerError;
 use crate::net::packet::PktKind;
 use crate::net::{Network, Packets};
@@ -444,7 +444,7 @@ impl World {
     /// Record a flow starting now; returns its index.
     fn record(&mut self, nf: &NewFlow, role: Role) -> usize {
         let id = self.records.len() as u64;
-        let ideal = ideal_fct(&self.net, nf.src, nf.dst, nf.size, self.framing);
+        let ideal = ideal_fct_on(&self.net, nf.src, nf.dst, nf.path, nf.size, self.framing);
         // pFabric §5.4.2: a deadline is at least `min_slack` × the lowest possible FCT.
         let deadline = nf.deadline.map(|d| d.draw.max(Time((ideal.0 as f64 * d.min_slack).ceil() as u64)));
         self.records.push(FlowRecord {
@@ -459,6 +459,7 @@ impl World {
             retransmits: 0,
             timeouts: 0,
             role,
+            path: nf.path,
         });
         if role == Role::Flow {
             self.foreground_open += 1;
@@ -482,6 +483,7 @@ impl World {
             start: r.start,
             deadline: r.deadline.map(|d| r.start + d),
             class,
+            path: r.path,
         };
         self.with_transport(|tr, ctx| tr.start_flow(ctx, spec));
     }

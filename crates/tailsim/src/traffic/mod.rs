@@ -12,7 +12,7 @@ pub mod cbr;
 pub mod jobs;
 
 use crate::engine::Rng;
-use crate::units::{NodeId, Time};
+use crate::units::{NodeId, PathId, Time};
 use jobs::{BackgroundGen, JobGen};
 use std::sync::Arc;
 use tailsim_workload::{SizeCdf, TraceFlow};
@@ -98,8 +98,9 @@ pub enum Generator {
         rng: Rng,
         size_rng: Rng,
     },
-    /// Explicit flows (trace file, htsim connection matrix, permutation round), sorted by start time.
-    List { flows: Vec<TraceFlow>, next: usize },
+    /// Explicit flows (trace file, htsim connection matrix, permutation round), sorted by start time, and the
+    /// path each is pinned to (empty: none is).
+    List { flows: Vec<TraceFlow>, pins: Vec<PathId>, next: usize },
     /// Poisson retrievals and workflows (jobs.rs); the world chains their flows.
     Jobs(Box<JobGen>),
     /// Closed-loop background flows (jobs.rs).
@@ -130,11 +131,13 @@ pub struct NewFlow {
     pub dst: NodeId,
     pub size: u64,
     pub deadline: Option<DeadlineDraw>,
+    /// The path its trace pins it to (`net/pinned.rs`), else NONE.
+    pub path: PathId,
 }
 
 impl NewFlow {
     pub fn new(src: NodeId, dst: NodeId, size: u64) -> NewFlow {
-        NewFlow { src, dst, size, deadline: None }
+        NewFlow { src, dst, size, deadline: None, path: PathId::NONE }
     }
 }
 
@@ -165,7 +168,7 @@ impl Generator {
                 }
             }
             Generator::Incast { next_at, remaining, .. } => (*remaining > 0).then_some(*next_at),
-            Generator::List { flows, next } => flows.get(*next).map(|f| Time(f.start_ps)),
+            Generator::List { flows, next, .. } => flows.get(*next).map(|f| Time(f.start_ps)),
             Generator::Jobs(j) => j.next_time(),
             Generator::Background(b) => b.pending.then_some(b.start),
         }
@@ -211,7 +214,7 @@ impl Generator {
                     let draw = Time(d.rng.exp(d.mean.0 as f64).round() as u64);
                     (size < d.below).then_some(DeadlineDraw { draw, min_slack: d.min_slack })
                 });
-                out.push(NewFlow { src: NodeId(src), dst: NodeId(dst), size, deadline });
+                out.push(NewFlow { src: NodeId(src), dst: NodeId(dst), size, deadline, path: PathId::NONE });
                 if let Some(r) = remaining {
                     *r -= 1;
                 }
@@ -229,10 +232,11 @@ impl Generator {
                 *remaining -= 1;
                 *next_at += *interval;
             }
-            Generator::List { flows, next } => {
+            Generator::List { flows, pins, next } => {
                 let t = flows[*next].start_ps;
                 while let Some(f) = flows.get(*next).filter(|f| f.start_ps == t) {
-                    out.push(NewFlow::new(NodeId(f.src), NodeId(f.dst), f.size_bytes));
+                    let path = pins.get(*next).copied().unwrap_or(PathId::NONE);
+                    out.push(NewFlow { path, ..NewFlow::new(NodeId(f.src), NodeId(f.dst), f.size_bytes) });
                     *next += 1;
                 }
             }

@@ -17,7 +17,7 @@
 //! message by slot and generation, so a late packet of a finished message is recognised and dropped.
 //! Docs: docs/homa.md.
 
-use super::{packet_count, payload_of, track_slot, Ctx, FlowEvent, FlowSpec, Timer};
+use super::{packet_count, payload_of, track_slot, Ctx, FlowEvent, FlowSpec, Steer, Timer};
 use crate::engine::{Slab, TimerKind};
 use crate::net::packet::{Packet, PktKind};
 use crate::units::{FlowSlot, NodeId, PktId, Time};
@@ -68,7 +68,7 @@ struct Msg {
     npkts: u32,
     /// Packets sent without a grant.
     unsched: u32,
-    hash: u32,
+    steer: Steer,
     // --- sender ---
     /// Packets the sender may send (unscheduled + granted).
     granted: u32,
@@ -170,7 +170,7 @@ impl Homa {
             size: f.size,
             npkts,
             unsched,
-            hash: f.hash(),
+            steer: f.steer(),
             granted: unsched,
             grant_class: LEVELS - 1,
             next: 0,
@@ -297,7 +297,7 @@ impl Homa {
             p.aux = m.size as u32;
             p.class = class;
             p.ts = ctx.now;
-            p.hash = m.hash;
+            m.steer.apply(&mut p);
             self.send(ctx, h, p);
             if !self.cfg.pacer {
                 continue;
@@ -335,7 +335,7 @@ impl Homa {
         let mut c = Packet::new(kind, slot, gen, from, to);
         c.size = self.cfg.ctrl_size;
         c.class = 0; // control packets travel at the highest priority
-        c.hash = self.msgs.get(slot.0).hash.rotate_left(16) ^ 0x5555;
+        self.msgs.get(slot.0).steer.reverse().apply(&mut c);
         c
     }
 

@@ -11,7 +11,7 @@ pub mod tcp;
 use crate::engine::{Event, EventQueue, TimerKind};
 use crate::net::packet::Packet;
 use crate::net::{Network, Packets};
-use crate::units::{FlowSlot, NodeId, PktId, Time};
+use crate::units::{FlowSlot, NodeId, PathId, PktId, Time};
 
 /// A flow handed to a transport by the workload.
 #[derive(Clone, Copy, Debug)]
@@ -25,12 +25,35 @@ pub struct FlowSpec {
     pub deadline: Option<Time>,
     /// A class chosen by the workload for all the flow's packets (overrides the transport's class policy).
     pub class: Option<u8>,
+    /// The path its trace pins it to (`net/pinned.rs`), else NONE.
+    pub path: PathId,
 }
 
 impl FlowSpec {
-    /// The flow's hash for ECMP (the same for all its data packets).
-    pub fn hash(&self) -> u32 {
-        flow_hash(self.id, self.src, self.dst)
+    /// How the flow's data packets find their path: its ECMP hash and its pinned path, if any.
+    pub fn steer(&self) -> Steer {
+        Steer { hash: flow_hash(self.id, self.src, self.dst), path: self.path }
+    }
+}
+
+/// What a flow's packets carry to choose their path: the ECMP hash and the pinned path (NONE: the switches
+/// choose). One per direction: `reverse` gives the way back, for ACKs, grants and pulls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Steer {
+    pub hash: u32,
+    pub path: PathId,
+}
+
+impl Steer {
+    /// The reverse direction: another hash (the reverse 5-tuple hashes differently), the pinned path backwards.
+    #[inline]
+    pub fn reverse(self) -> Steer {
+        Steer { hash: self.hash.rotate_left(16) ^ 0x5555, path: self.path.reverse() }
+    }
+    #[inline]
+    pub fn apply(self, p: &mut Packet) {
+        p.hash = self.hash;
+        p.path = self.path;
     }
 }
 

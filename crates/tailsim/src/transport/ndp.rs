@@ -20,7 +20,7 @@
 
 use std::collections::VecDeque;
 
-use super::{packet_count, payload_of, track_slot, Ctx, FlowEvent, FlowSpec, Timer};
+use super::{packet_count, payload_of, track_slot, Ctx, FlowEvent, FlowSpec, Steer, Timer};
 use crate::engine::{Slab, TimerKind};
 use crate::net::packet::{Packet, PktKind};
 use crate::units::{FlowSlot, NodeId, PktId, Time};
@@ -49,7 +49,7 @@ struct Msg {
     dst: NodeId,
     size: u64,
     npkts: u32,
-    hash: u32,
+    steer: Steer,
     // --- sender ---
     /// Next packet never sent.
     next: u32,
@@ -133,7 +133,7 @@ impl Ndp {
             dst: f.dst,
             size: f.size,
             npkts,
-            hash: f.hash(),
+            steer: f.steer(),
             next: 0,
             rtx: VecDeque::new(),
             credit: 0,
@@ -227,7 +227,7 @@ impl Ndp {
         p.aux = m.size as u32;
         p.class = self.cfg.data_class;
         p.ts = ctx.now;
-        p.hash = m.hash;
+        m.steer.apply(&mut p);
         let src = m.src;
         ctx.send(src, p);
         true
@@ -241,7 +241,7 @@ impl Ndp {
         c.size = self.cfg.ctrl_size;
         c.class = 0;
         c.seq = seq;
-        c.hash = m.hash.rotate_left(16) ^ 0x5555;
+        m.steer.reverse().apply(&mut c);
         c
     }
 

@@ -23,7 +23,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use super::{packet_count, payload_of, track_slot, Ctx, FlowEvent, FlowSpec, Timer};
+use super::{packet_count, payload_of, track_slot, Ctx, FlowEvent, FlowSpec, Steer, Timer};
 use crate::engine::{Slab, TimerKind};
 use crate::net::packet::{Packet, PktKind};
 use crate::units::{FlowSlot, NodeId, PktId, Time};
@@ -59,7 +59,7 @@ struct Msg {
     dst: NodeId,
     size: u64,
     npkts: u32,
-    hash: u32,
+    steer: Steer,
     /// Packets sent on free tokens.
     free: u32,
     // --- sender ---
@@ -178,7 +178,7 @@ impl Phost {
             dst: f.dst,
             size: f.size,
             npkts,
-            hash: f.hash(),
+            steer: f.steer(),
             free,
             next_free: 0,
             tokens: VecDeque::new(),
@@ -259,7 +259,7 @@ impl Phost {
         let mut c = Packet::new(kind, slot, gen, from, to);
         c.size = self.cfg.ctrl_size;
         c.class = 0;
-        c.hash = self.msgs.get(slot.0).hash.rotate_left(16) ^ 0x5555;
+        self.msgs.get(slot.0).steer.reverse().apply(&mut c);
         c
     }
 
@@ -330,7 +330,7 @@ impl Phost {
             p.aux = m.size as u32;
             p.class = if free && self.cfg.free_high { 0 } else { self.cfg.data_class };
             p.ts = ctx.now;
-            p.hash = m.hash;
+            m.steer.apply(&mut p);
             self.send(ctx, h, p);
             if !self.cfg.pacer {
                 continue;

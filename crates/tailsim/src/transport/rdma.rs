@@ -24,7 +24,7 @@
 
 use std::collections::VecDeque;
 
-use super::{packet_count, payload_of, track_slot, Ctx, FlowEvent, FlowSpec, Timer};
+use super::{packet_count, payload_of, track_slot, Ctx, FlowEvent, FlowSpec, Steer, Timer};
 use crate::engine::{Slab, TimerKind};
 use crate::net::packet::{Packet, PktKind};
 use crate::units::{FlowSlot, NodeId, PktId, Time};
@@ -53,7 +53,7 @@ struct Qp {
     dst: NodeId,
     size: u64,
     npkts: u32,
-    hash: u32,
+    steer: Steer,
     class: u8,
     // --- requester ---
     /// Oldest PSN not acknowledged.
@@ -134,7 +134,7 @@ impl Rdma {
             dst: f.dst,
             size: f.size,
             npkts: packet_count(f.size, self.cfg.payload),
-            hash: f.hash(),
+            steer: f.steer(),
             class: f.class.unwrap_or(self.cfg.class),
             una: 0,
             next: 0,
@@ -258,7 +258,7 @@ impl Rdma {
             p.seq = psn;
             p.class = q.class;
             p.ts = ctx.now;
-            p.hash = q.hash;
+            q.steer.apply(&mut p);
             self.send(ctx, h, p);
         }
     }
@@ -303,7 +303,7 @@ impl Rdma {
         c.size = self.cfg.ack_size;
         c.class = q.class;
         c.seq = seq;
-        c.hash = q.hash.rotate_left(16) ^ 0x5555;
+        q.steer.reverse().apply(&mut c);
         self.send(ctx, host, c);
     }
 

@@ -16,7 +16,7 @@ use trace::{TraceEvent, Window};
 
 pub use fastlane::NoticeReaction;
 
-use super::{Ctx, FlowEvent, FlowSpec, Timer};
+use super::{Ctx, FlowEvent, FlowSpec, Steer, Timer};
 use crate::engine::{Slab, TimerKind};
 use crate::net::packet::{Packet, PktKind, SACK_BLOCKS};
 use crate::units::{BitsPerSec, FlowSlot, NodeId, PktId, Time};
@@ -167,7 +167,7 @@ struct Flow {
     class: Option<u8>,
     src: NodeId,
     dst: NodeId,
-    hash: u32,
+    steer: Steer,
     nsegs: u32,
     last_payload: u32,
     // --- sender ---
@@ -287,7 +287,7 @@ impl Tcp {
             class: f.class,
             src: f.src,
             dst: f.dst,
-            hash: f.hash(),
+            steer: f.steer(),
             nsegs,
             last_payload,
             una: 0,
@@ -762,7 +762,7 @@ fn segment_packet(
     p.seq = seg;
     p.ts = now;
     (p.class, p.rank) = priority(cfg, f, seg, now);
-    p.hash = f.hash;
+    f.steer.apply(&mut p);
     p
 }
 
@@ -781,16 +781,15 @@ fn rtt_sample(cfg: &TcpConfig, f: &mut Flow, r: f64) {
 
 /// A header-only control packet of flow `f` (ACK, SYN, SYN-ACK): `packet.ack` bytes, the flow's class, the
 /// most urgent rank (a decision: the papers do not say), and on the `reverse` path (receiver to sender) a
-/// hash of its own, so that ACKs need not follow the data's path backwards.
+/// hash of its own, so that ACKs need not follow the data's path backwards (a pinned flow's do).
 #[inline]
 fn control_packet(cfg: &TcpConfig, f: &Flow, kind: PktKind, slot: FlowSlot, gen: u32, reverse: bool) -> Packet {
-    let (src, dst, hash) =
-        if reverse { (f.dst, f.src, f.hash.rotate_left(16) ^ 0x5555) } else { (f.src, f.dst, f.hash) };
+    let (src, dst, steer) = if reverse { (f.dst, f.src, f.steer.reverse()) } else { (f.src, f.dst, f.steer) };
     let mut p = Packet::new(kind, slot, gen, src, dst);
     p.size = cfg.ack_size;
     p.class = f.class.unwrap_or_else(|| cfg.class.top());
     p.rank = 0;
-    p.hash = hash;
+    steer.apply(&mut p);
     p
 }
 
