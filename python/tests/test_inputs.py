@@ -65,7 +65,16 @@ def test_bad_flows_name_the_row_or_column():
 def _leaf_spine(workloads):
     return {
         "name": "pinned",
-        "topology": {"kind": "leaf-spine", "leaves": 2, "spines": 4, "hosts_per_leaf": 4},
+        "topology": {
+            "kind": "leaf-spine",
+            "leaves": 2,
+            "spines": 4,
+            "hosts_per_leaf": 4,
+            "edge_rate": "10Gbps",
+            "core_rate": "10Gbps",
+            "edge_delay": "1us",
+            "core_delay": "1us",
+        },
         "transport": {"kind": "dctcp"},
         "workload": workloads,
     }
@@ -76,7 +85,12 @@ def test_a_runs_flows_table_with_its_paths_pins_the_same_flows_to_the_same_paths
     first = tailsim.run(_leaf_spine([]), tmp_path / "a", flows=df, progress=False)
     paths = first.flows["path"]
     assert paths.str.fullmatch(r"leaf0 spine[0-3] leaf1").all() and paths.nunique() > 1
-    again = tailsim.run(_leaf_spine([]), tmp_path / "b", flows=first.flows[["src", "dst", "size_bytes", "start_ps", "path"]], progress=False)
+    again = tailsim.run(
+        _leaf_spine([]),
+        tmp_path / "b",
+        flows=first.flows[["src", "dst", "size_bytes", "start_ps", "path"]],
+        progress=False,
+    )
     assert (again.flows["path"] == paths).all()
     # One flow moved to another spine: the table says so, and a bad name names its row.
     moved = first.flows[["src", "dst", "size_bytes", "start_ps", "path"]].copy()

@@ -45,16 +45,23 @@ fn fifo_ignores_classes_and_priority_does_not() {
 }
 
 #[test]
-fn receiver_driven_transports_are_warned_of_a_finite_nic_buffer() {
-    let toml = |nic: &str| {
+fn unpaced_receiver_driven_senders_are_warned_of_a_finite_nic_buffer() {
+    let toml = |nic: &str, transport: &str| {
         format!(
-            "{SAME_LEAF}[host]\nnic_buffer = \"{nic}\"\n[transport]\nkind = \"ndp\"\n{}",
+            "{SAME_LEAF}[host]\nnic_buffer = \"{nic}\"\n[transport]\n{transport}\n{}",
             trace_workload("one.csv", "0,1,1460,0\n")
         )
     };
-    let w = exp(&toml("225KB")).warnings;
-    assert!(w.iter().any(|m| m.contains("host.nic_buffer") && m.contains("overruns")), "{w:?}");
-    assert!(exp(&toml("unlimited")).warnings.is_empty());
+    let warned = |nic: &str, transport: &str| {
+        let w = exp(&toml(nic, transport)).warnings;
+        w.iter().any(|m| m.contains("host.nic_buffer") && m.contains("overruns"))
+    };
+    assert!(warned("225KB", "kind = \"ndp\""));
+    assert!(!warned("unlimited", "kind = \"ndp\""));
+    // Homa's and pHost's pacers hand the NIC one packet at a time: nothing to overrun, unless it is off.
+    assert!(!warned("225KB", "kind = \"homa\""));
+    assert!(!warned("225KB", "kind = \"phost\""));
+    assert!(warned("225KB", "kind = \"homa\"\npacer = false"));
 }
 
 #[test]

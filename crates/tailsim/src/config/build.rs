@@ -587,7 +587,8 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
     }
     // What each transport's paper simulated (docs/config.md § host): htsim's NDP senders share their NIC
     // round-robin among flows; the others' NICs serve by priority class.
-    let nic_order = match h.nic_scheduler.as_deref().unwrap_or("priority") {
+    let nic_default = if kind == "ndp" { "per-flow-round-robin" } else { "priority" };
+    let nic_order = match h.nic_scheduler.as_deref().unwrap_or(nic_default) {
         "priority" => None,
         "fifo" => Some(NicOrder::Fifo),
         "per-flow-round-robin" => Some(NicOrder::FlowRoundRobin),
@@ -778,11 +779,14 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         }
     }
     let mut warnings = if stopped { Vec::new() } else { cut_off_for_good(&spec, &faults, &cfg.fault) };
-    if let (true, Some(b)) = (receiver_driven, nic_limit) {
+    // Homa's and pHost's pacers hand the NIC one packet at a time; NDP (and either without its pacer) hands it
+    // each new message's first window at once.
+    let unpaced = kind == "ndp" || (receiver_driven && !cfg.transport.pacer.unwrap_or(true));
+    if let (true, Some(b)) = (unpaced, nic_limit) {
         let key = if h.nic_buffer.is_some() { "host.nic_buffer" } else { "switch.buffer (host.nic_buffer unset)" };
         warnings.push(format!(
-            "{key}: the NICs hold {b} B, but {kind} senders queue each new message's unscheduled bytes at their NIC \
-             with no window shared across messages, so a sender with many messages overruns it and drops packets \
+            "{key}: the NICs hold {b} B, but unpaced {kind} senders queue each new message's first window at their \
+             NIC with no window shared across messages, so a sender with many messages overruns it and drops packets \
              before they leave the host (htsim's and the papers' NICs never drop): set host.nic_buffer = \"unlimited\""
         ));
     }
