@@ -288,6 +288,7 @@ class Tcp(_Table):
     handshake: Optional[bool] = None  # SYN / SYN-ACK before data
     syn_rto: Optional[str] = None
     cwr_growth: Optional[bool] = None  # grow during the round an ECN cut applies to (off: Linux's CWR)
+    slow_start_cap: Optional[bool] = None  # slow start stops at ssthresh, as Linux's (default; pFabric: off)
 
     kind = "tcp"
 

@@ -131,6 +131,7 @@ SAMPLES = {
             "ooo_inflation",
             "handshake",
             "cwr_growth",
+            "slow_start_cap",
             "pacer",
             "tail_boost",
             "free_tokens_high",

@@ -305,6 +305,9 @@ pub struct TransportCfg {
     pub syn_rto: Option<Duration>,
     /// Keep growing the window during the round an ECN mark cut (before Linux's CWR freeze was modelled).
     pub cwr_growth: Option<bool>,
+    /// Slow start stops at ssthresh, as Linux's (default true; false: every acknowledged segment opens the
+    /// window, however far past ssthresh, as before issue 15).
+    pub slow_start_cap: Option<bool>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]

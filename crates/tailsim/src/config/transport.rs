@@ -180,6 +180,7 @@ pub(super) fn transport(
         handshake,
         syn_rto,
         cwr_freeze: !t.cwr_growth.unwrap_or(false),
+        slow_start_cap: t.slow_start_cap.unwrap_or(!pfabric),
     })))
 }
 
@@ -320,7 +321,7 @@ pub(super) fn only_kind_keys(c: &Ctx, t: &TransportCfg) -> R<()> {
     const PHOST: &[&str] = &["phost"];
     const TCP_RDMA: &[&str] = &["tcp", "rdma"];
     const RDMA: &[&str] = &["rdma"];
-    let keys: [(&str, bool, &[&str]); 38] = [
+    let keys: [(&str, bool, &[&str]); 39] = [
         ("ecn", t.ecn.is_some(), TCP),
         ("init_cwnd", t.init_cwnd.is_some(), TCP),
         ("min_rto", t.min_rto.is_some(), TCP),
@@ -347,6 +348,7 @@ pub(super) fn only_kind_keys(c: &Ctx, t: &TransportCfg) -> R<()> {
         ("handshake", t.handshake.is_some(), TCP),
         ("syn_rto", t.syn_rto.is_some(), TCP),
         ("cwr_growth", t.cwr_growth.is_some(), TCP),
+        ("slow_start_cap", t.slow_start_cap.is_some(), TCP),
         ("header", t.header.is_some(), RD),
         ("rtt_bytes", t.rtt_bytes.is_some(), RD),
         ("resend_timeout", t.resend_timeout.is_some(), RD),

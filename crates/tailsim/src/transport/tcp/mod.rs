@@ -150,6 +150,10 @@ pub struct TcpConfig {
     /// After an ECN cut (DCTCP, or `ecn` with NewReno or CUBIC), the window does not grow until the round
     /// that was cut is acknowledged: Linux's and ns-3's CWR state. False keeps growing (`cwr_growth`).
     pub cwr_freeze: bool,
+    /// Slow start stops at ssthresh and what the ACK covers beyond it grows the window as congestion avoidance
+    /// does (Linux's `tcp_slow_start`); false adds every acknowledged segment, however far past ssthresh (as
+    /// pFabric's ns-2 sender, whose timeouts restart from one segment with nothing SACKed).
+    pub slow_start_cap: bool,
 }
 
 // Scoreboard flags per segment.
@@ -604,13 +608,25 @@ impl Tcp {
             f.inflate = if cfg.sack { 0 } else { cfg.dupthresh };
             mark_lost(f, f.una);
         } else if advanced && !(cfg.cwr_freeze && f.una < f.cwr_end) {
+            let mut acked = newly_acked as f64;
             if f.cwnd < f.ssthresh {
-                f.cwnd += newly_acked as f64;
-            } else if let CongestionControl::Cubic(c) = cfg.cc {
-                // srtt is in picoseconds; before the first sample CUBIC aims at the curve itself.
-                f.cwnd = f.cubic.on_ack(c, f.cwnd, newly_acked as f64, ctx.now, f.srtt * 1e-12);
-            } else {
-                f.cwnd += newly_acked as f64 / f.cwnd;
+                // One segment per segment acknowledged, up to ssthresh; after a timeout a single cumulative ACK
+                // can cover hundreds of SACKed segments, and Linux does not let them all open the window.
+                if cfg.slow_start_cap && f.cwnd + acked > f.ssthresh {
+                    acked -= f.ssthresh - f.cwnd;
+                    f.cwnd = f.ssthresh;
+                } else {
+                    f.cwnd += acked;
+                    acked = 0.0;
+                }
+            }
+            if acked > 0.0 {
+                if let CongestionControl::Cubic(c) = cfg.cc {
+                    // srtt is in picoseconds; before the first sample CUBIC aims at the curve itself.
+                    f.cwnd = f.cubic.on_ack(c, f.cwnd, acked, ctx.now, f.srtt * 1e-12);
+                } else {
+                    f.cwnd += acked / f.cwnd;
+                }
             }
             if let Some(m) = cfg.max_cwnd {
                 f.cwnd = f.cwnd.min(m as f64);
