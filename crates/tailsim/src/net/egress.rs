@@ -69,7 +69,7 @@ impl Network {
         let out = &mut self.out;
         // Bytes that leave the buffer to make room (pFabric evicts lower-priority packets).
         let mut evicted_bytes = 0u64;
-        if let QueueDisc::PrioFifo(q) = &mut pt.queue {
+        if let QueueDisc::PrioFifo(q) | QueueDisc::Ordered(q, _) = &mut pt.queue {
             if let Some(lim) = pt.trim {
                 if q.class_bytes(class) + size > lim && pk.get(id).payload > 0 {
                     pt.stats.trims += 1;
@@ -100,7 +100,14 @@ impl Network {
                 pk.get_mut(id).ce = true;
                 pt.stats.ecn_marks += 1;
             }
-            q.push(id, pk.get(id));
+            match &mut pt.queue {
+                QueueDisc::PrioFifo(q) => q.push(id, pk.get(id)),
+                QueueDisc::Ordered(q, nic) => {
+                    q.count(pk.get(id));
+                    nic.push(id, pk.get(id));
+                }
+                QueueDisc::PFabric(_) => unreachable!("a FIFO discipline"),
+            }
         } else {
             match admit_pfabric(pt, port, pk, out, id, policy) {
                 Some(freed) => evicted_bytes = freed,

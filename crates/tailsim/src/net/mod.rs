@@ -433,7 +433,9 @@ impl Network {
                         (Some(pf), _) => {
                             QueueDisc::PFabric((0..pf.classes).map(|_| PFabricQueue::new(pf.strict)).collect())
                         }
-                        (None, Some(order)) if !is_sw => QueueDisc::PrioFifo(PrioFifo::with_order(order)),
+                        (None, Some(order)) if !is_sw => {
+                            QueueDisc::Ordered(PrioFifo::default(), Box::new(nic_queue::NicQueue::new(order)))
+                        }
                         (None, _) => QueueDisc::PrioFifo(PrioFifo::default()),
                     },
                     bytes: 0,

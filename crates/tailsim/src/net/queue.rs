@@ -1,7 +1,7 @@
 //! Egress queue disciplines. A port owns one; the enum keeps the hot path free of dynamic dispatch, and a
 //! new discipline (pFabric's priority dropping, PFC-aware queues) is one more variant.
 
-use crate::net::nic_queue::{NicOrder, NicQueue};
+use crate::net::nic_queue::NicQueue;
 use crate::net::packet::Packet;
 use crate::net::pfabric::PFabricQueue;
 use crate::net::Packets;
@@ -12,37 +12,27 @@ pub const CLASSES: usize = 8;
 
 /// Eight FIFO classes served by strict priority (class 0 first). Admission (buffer limits) and ECN marking
 /// are decided by the port before `push`, because they depend on switch-wide state (shared buffer).
-/// A host NIC may send in another order (`host.nic_scheduler`, net/nic_queue.rs): the packets are then
-/// held there, and only the bytes per class here.
 #[derive(Default)]
 pub struct PrioFifo {
     q: [VecDeque<PktId>; CLASSES],
     bytes: [u64; CLASSES],
-    nic: Option<Box<NicQueue>>,
 }
 
 impl PrioFifo {
-    /// A queue that sends in `order` instead of by strict priority (a host's NIC).
-    pub fn with_order(order: NicOrder) -> PrioFifo {
-        PrioFifo { nic: Some(Box::new(NicQueue::new(order))), ..Default::default() }
-    }
     #[inline]
     pub fn push(&mut self, id: PktId, p: &Packet) {
         let c = p.class as usize;
-        match &mut self.nic {
-            None => self.q[c].push_back(id),
-            Some(n) => n.push(id, p),
-        }
+        self.q[c].push_back(id);
         self.bytes[c] += p.size as u64;
+    }
+    /// Count a packet held elsewhere (a NIC's own order, `QueueDisc::Ordered`): bytes only.
+    #[inline]
+    pub fn count(&mut self, p: &Packet) {
+        self.bytes[p.class as usize] += p.size as u64;
     }
     /// Highest-priority packet whose class is not paused (`paused` bit c = class c held, for PFC).
     #[inline(always)]
     pub fn pop(&mut self, paused: u8, size_of: impl Fn(PktId) -> u32) -> Option<PktId> {
-        if let Some(n) = &mut self.nic {
-            let (id, c) = n.pop(paused)?;
-            self.bytes[c] -= size_of(id) as u64;
-            return Some(id);
-        }
         for c in 0..CLASSES {
             if paused & (1 << c) != 0 {
                 continue;
@@ -58,11 +48,8 @@ impl PrioFifo {
     pub fn class_bytes(&self, c: usize) -> u64 {
         self.bytes[c]
     }
-    pub fn iter(&self) -> Box<dyn Iterator<Item = PktId> + '_> {
-        match &self.nic {
-            None => Box::new(self.q.iter().flat_map(|q| q.iter().copied())),
-            Some(n) => n.iter(),
-        }
+    pub fn iter(&self) -> impl Iterator<Item = PktId> + '_ {
+        self.q.iter().flat_map(|q| q.iter().copied())
     }
 
     /// Admission to a port buffer of `total` bytes of which `reserve` bytes are set aside for each of the
@@ -82,8 +69,14 @@ impl PrioFifo {
 // The FIFO variant is the hot one and stays inline (a Box would add a pointer chase per packet); ports are
 // few, so the size of the rarer pFabric variant costs nothing.
 #[allow(clippy::large_enum_variant)]
+#[repr(u8)]
 pub enum QueueDisc {
     PrioFifo(PrioFifo),
+    /// A host NIC that sends in another order than strict priority (`host.nic_scheduler`, net/nic_queue.rs):
+    /// the packets wait in the `NicQueue`, their bytes per class are counted in the `PrioFifo` (whose class
+    /// queues stay empty), so admission and ECN are the same code as a switch port's. A variant of its own
+    /// keeps switch ports' queues as they were (one test of the variant, already made, and no more).
+    Ordered(PrioFifo, Box<NicQueue>),
     /// pFabric: admission and scheduling by `Packet::rank` (net/pfabric.rs), in one buffer or — pFabric-EDF —
     /// several served by strict priority, each with its own buffer limit. Class c goes into buffer
     /// min(c, n − 1).
@@ -96,6 +89,11 @@ impl QueueDisc {
     pub fn pop(&mut self, paused: u8, pk: &Packets) -> Option<PktId> {
         match self {
             QueueDisc::PrioFifo(q) => q.pop(paused, |i| pk.get(i).size),
+            QueueDisc::Ordered(q, n) => {
+                let (id, c) = n.pop(paused)?;
+                q.bytes[c] -= pk.get(id).size as u64;
+                Some(id)
+            }
             QueueDisc::PFabric(subs) => {
                 for (c, q) in subs.iter_mut().enumerate() {
                     if paused & (1 << c) == 0 {
@@ -112,14 +110,14 @@ impl QueueDisc {
     /// behind, i.e. of classes 0..=c (pFabric queues: those of the sub-buffers served first, and its own).
     pub fn drain_bytes(&self, c: usize) -> u64 {
         match self {
-            QueueDisc::PrioFifo(q) => q.bytes[..=c.min(CLASSES - 1)].iter().sum(),
+            QueueDisc::PrioFifo(q) | QueueDisc::Ordered(q, _) => q.bytes[..=c.min(CLASSES - 1)].iter().sum(),
             QueueDisc::PFabric(subs) => subs.iter().take(c + 1).map(|q| q.bytes).sum(),
         }
     }
     /// The class the queue would serve next (the first non-empty class that is not paused), if any.
     pub fn head_class(&self, paused: u8) -> Option<usize> {
         match self {
-            QueueDisc::PrioFifo(PrioFifo { nic: Some(n), .. }) => n.head_class(paused),
+            QueueDisc::Ordered(_, n) => n.head_class(paused),
             QueueDisc::PrioFifo(q) => (0..CLASSES).find(|&c| paused & (1 << c) == 0 && !q.q[c].is_empty()),
             QueueDisc::PFabric(subs) => {
                 subs.iter().enumerate().find(|(c, q)| paused & (1 << c) == 0 && q.bytes > 0).map(|(c, _)| c)
@@ -128,7 +126,8 @@ impl QueueDisc {
     }
     pub fn packets(&self) -> Box<dyn Iterator<Item = PktId> + '_> {
         match self {
-            QueueDisc::PrioFifo(q) => q.iter(),
+            QueueDisc::PrioFifo(q) => Box::new(q.iter()),
+            QueueDisc::Ordered(_, n) => n.iter(),
             QueueDisc::PFabric(subs) => Box::new(subs.iter().flat_map(|q| q.iter())),
         }
     }
