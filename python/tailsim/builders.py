@@ -365,6 +365,7 @@ class Ndp(_Table):
     rtt_bytes: Optional[Size] = None
     header: Optional[int] = None
     resend_timeout: Optional[str] = None
+    pull_order: Optional[str] = None  # "fair" (messages in turn, htsim's) or "fifo" (every pull in order)
 
     kind = "ndp"
 

@@ -156,6 +156,7 @@ SAMPLES = {
     "cubic_beta": 0.7,
     "priority": "remaining",
     "class_by": "flow-size",
+    "pull_order": "fair",
     "class_thresholds": ["10KB", "100KB"],
     "unscheduled_cutoffs": ["1KB"],
 }

@@ -68,6 +68,11 @@ pub(super) fn ndp(c: &Ctx, t: &TransportCfg, fr: Framing, ctrl: u32, net: &Netwo
         timeout: c
             .positive("transport.resend_timeout", t.resend_timeout.map(|d| d.0))?
             .or((!lossless).then_some(Time::ms(1))),
+        fair_pulls: match t.pull_order.as_deref().unwrap_or("fair") {
+            "fair" => true,
+            "fifo" => false,
+            o => return Err(c.err("transport.pull_order", format!("expected \"fair\" or \"fifo\", found \"{o}\""))),
+        },
     };
     Ok(Transport::Ndp(Ndp::new(cfg, frame_times(net, fr))))
 }

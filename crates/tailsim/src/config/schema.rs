@@ -308,6 +308,8 @@ pub struct TransportCfg {
     /// Slow start stops at ssthresh, as Linux's (default true; false: every acknowledged segment opens the
     /// window, however far past ssthresh, as before issue 15).
     pub slow_start_cap: Option<bool>,
+    /// NDP: the order a receiver's pacer sends queued pulls in, "fair" (messages in turn) or "fifo".
+    pub pull_order: Option<String>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]

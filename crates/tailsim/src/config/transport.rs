@@ -319,9 +319,10 @@ pub(super) fn only_kind_keys(c: &Ctx, t: &TransportCfg) -> R<()> {
     const RD: &[&str] = &["homa", "phost", "ndp"];
     const HP: &[&str] = &["homa", "phost"];
     const PHOST: &[&str] = &["phost"];
+    const NDP: &[&str] = &["ndp"];
     const TCP_RDMA: &[&str] = &["tcp", "rdma"];
     const RDMA: &[&str] = &["rdma"];
-    let keys: [(&str, bool, &[&str]); 39] = [
+    let keys: [(&str, bool, &[&str]); 40] = [
         ("ecn", t.ecn.is_some(), TCP),
         ("init_cwnd", t.init_cwnd.is_some(), TCP),
         ("min_rto", t.min_rto.is_some(), TCP),
@@ -361,6 +362,7 @@ pub(super) fn only_kind_keys(c: &Ctx, t: &TransportCfg) -> R<()> {
         ("token_expiry", t.token_expiry.is_some(), PHOST),
         ("token_timeout", t.token_timeout.is_some(), PHOST),
         ("downgrade_for", t.downgrade_for.is_some(), PHOST),
+        ("pull_order", t.pull_order.is_some(), NDP),
     ];
     let kind = t.kind.as_deref().unwrap_or("tcp");
     let fam = family(kind);

@@ -2,11 +2,12 @@
 //! switches that trim instead of dropping.
 //!
 //! - A sender transmits a message's first window (RTTbytes, one BDP) at once, at line rate, and nothing more
-//!   until the receiver pulls. Its NIC queue is FIFO: NDP senders do not prioritise among their messages.
+//!   until the receiver pulls. NDP senders do not prioritise among their messages: by default the NIC serves
+//!   them in turn (`host.nic_scheduler`, net/nic_queue.rs).
 //! - The receiver answers every arrival of a message — a data packet with an ACK, a trimmed header with a
 //!   NACK — and, while the message still needs packets from its sender, queues one PULL for it. A receiver's
-//!   pulls leave one per full-packet time at its link rate, in arrival order (fair sharing, not SRPT), so the
-//!   data they release arrive at the downlink's rate.
+//!   pulls leave one per full-packet time at its link rate, one message's at a time in turn (fair sharing,
+//!   not SRPT; htsim's `FairPullQueue`), so the data they release arrive at the downlink's rate.
 //! - A PULL releases one packet: a NACKed one first, else the next new one.
 //! - Switches with an 8-packet data queue cut an arriving data packet that does not fit to its header and
 //!   forward the header at the top priority (`Network::enqueue`, `switch.trim`): the receiver learns of the
@@ -41,6 +42,9 @@ pub struct NdpConfig {
     pub data_class: u8,
     /// Receiver: NACK the first missing packet after this long without an arrival (None: never).
     pub timeout: Option<Time>,
+    /// Receiver: the pacer serves its messages' queued pulls in turn, one each (htsim's `FairPullQueue`);
+    /// false: every pull in the order it was queued (`transport.pull_order = "fifo"`).
+    pub fair_pulls: bool,
 }
 
 struct Msg {
@@ -65,6 +69,8 @@ struct Msg {
     window: u32,
     /// Pulls queued or sent.
     pulls: u32,
+    /// Pulls queued at the receiver's pacer, not yet sent (fair order: the message is in the turn while > 0).
+    queued: u32,
     /// Packets the sender must send again (trimmed or missing).
     resends: u32,
     seen: bool,
@@ -81,7 +87,8 @@ impl Msg {
 
 #[derive(Default)]
 struct HostState {
-    /// Receiver: pulls waiting for the pacer, oldest first (message slot and generation).
+    /// Receiver: pulls waiting for the pacer (message slot and generation): in fair order each message with
+    /// queued pulls once, in its turn; in FIFO order every pull, oldest first.
     pulls: VecDeque<(FlowSlot, u32)>,
     /// Receiver: earliest time the next pull may leave.
     next_pull: Time,
@@ -142,6 +149,7 @@ impl Ndp {
             got_pkts: 0,
             window,
             pulls: 0,
+            queued: 0,
             resends: 0,
             seen: false,
             timer: Timer::default(),
@@ -296,7 +304,10 @@ impl Ndp {
         let m = self.msgs.get_mut(slot.0);
         if m.wants_pull() {
             m.pulls += 1;
-            self.hosts[host.idx()].pulls.push_back((slot, gen));
+            m.queued += 1;
+            if !self.cfg.fair_pulls || m.queued == 1 {
+                self.hosts[host.idx()].pulls.push_back((slot, gen));
+            }
             self.pump_pulls(ctx, host);
         }
     }
@@ -316,6 +327,11 @@ impl Ndp {
             let (slot, gen) = hs.pulls.pop_front().unwrap();
             if self.gens[slot.idx()] != gen {
                 continue; // the message completed meanwhile: its pull is not needed
+            }
+            let m = self.msgs.get_mut(slot.0);
+            m.queued -= 1;
+            if self.cfg.fair_pulls && m.queued > 0 {
+                self.hosts[h.idx()].pulls.push_back((slot, gen)); // the back of the turn
             }
             self.hosts[h.idx()].next_pull = ctx.now + self.spacing[h.idx()];
             self.stats.pulls += 1;
