@@ -396,6 +396,20 @@ def spine_of(flow: dict, hosts_per_leaf: int, spines: int) -> int:
     return int(m.group(1))
 
 
+def add_fabric_args(ap: argparse.ArgumentParser) -> None:
+    """The scenario's fabric and queue flags, shared with tcp_vs_ns3.py."""
+    ap.add_argument("--leaves", type=int, default=4)
+    ap.add_argument("--spines", type=int, default=2)
+    ap.add_argument("--hosts-per-leaf", type=int, default=8)
+    ap.add_argument("--edge-rate", default="10Gbps")
+    ap.add_argument("--core-rate", default="40Gbps")
+    ap.add_argument("--edge-delay", default="1us")
+    ap.add_argument("--core-delay", default="1us")
+    ap.add_argument("--buffer", default="225KB", help="bytes per egress port (switches and NICs)")
+    ap.add_argument("--ecn-threshold", default="22.5KB", help="DCTCP's K (marked when the queue holds more)")
+    ap.add_argument("--mss", type=int, default=1460)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trace", type=Path, required=True, help="CSV trace with a path column")
@@ -407,16 +421,7 @@ def main(argv: list[str] | None = None) -> int:
                     "class), ns3::TcpNewReno (one segment per ACK in slow start) or, as diagnostics, Linux "
                     "Reno with tailsim's slow start (all cumulatively ACKed segments, no cap at ssthresh), "
                     "and with tailsim's ssthresh (half of HighData - HighACK) too (-fs)")  # fmt: skip
-    ap.add_argument("--leaves", type=int, default=4)
-    ap.add_argument("--spines", type=int, default=2)
-    ap.add_argument("--hosts-per-leaf", type=int, default=8)
-    ap.add_argument("--edge-rate", default="10Gbps")
-    ap.add_argument("--core-rate", default="40Gbps")
-    ap.add_argument("--edge-delay", default="1us")
-    ap.add_argument("--core-delay", default="1us")
-    ap.add_argument("--buffer", default="225KB", help="bytes per egress port (switches and NICs)")
-    ap.add_argument("--ecn-threshold", default="22.5KB", help="DCTCP's K (marked when the queue holds more)")
-    ap.add_argument("--mss", type=int, default=1460)
+    add_fabric_args(ap)
     ap.add_argument("--init-cwnd", type=int, default=10)
     ap.add_argument("--min-rto", default="200us")
     ap.add_argument("--syn-rto", default="200us")

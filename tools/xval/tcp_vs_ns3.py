@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+from ns3_leafspine import add_fabric_args  # the same flags as the ns-3 model (plain argparse, no ns-3 import)
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -218,16 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--load", type=float, default=0.5)
     ap.add_argument("--cdf", default="websearch")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--leaves", type=int, default=4)
-    ap.add_argument("--spines", type=int, default=2)
-    ap.add_argument("--hosts-per-leaf", type=int, default=8)
-    ap.add_argument("--edge-rate", default="10Gbps")
-    ap.add_argument("--core-rate", default="40Gbps")
-    ap.add_argument("--edge-delay", default="1us")
-    ap.add_argument("--core-delay", default="1us")
-    ap.add_argument("--buffer", default="225KB")
-    ap.add_argument("--ecn-threshold", default="22.5KB")
-    ap.add_argument("--mss", type=int, default=1460)
+    add_fabric_args(ap)
     ap.add_argument("--wire-overhead", type=int, default=2, help="tailsim packet.wire_overhead (ns-3's PPP header)")
     ap.add_argument("--init-cwnd", type=int, default=10)
     ap.add_argument("--min-rto", default="200us")
