@@ -239,3 +239,19 @@ fn ndp_fair_pulls_let_a_late_short_message_through_sooner() {
     assert_eq!(pulls_fair, pulls_fifo, "the order changes, not the number of pulls");
     assert!(fair * 2 < fifo, "fair {fair} ps, FIFO {fifo} ps"); // measured: 188.1 against 501.9 µs
 }
+
+#[test]
+fn ndp_recovers_a_first_window_lost_whole_by_the_senders_timeout() {
+    // h16's link is down for its first 100 µs: its 7-packet first window is lost before anything reaches the
+    // receiver, which so never hears of the message. The sender's timeout (1 ms, on since a fault can lose
+    // packets) sends the window again and the message finishes just after it.
+    let fault = "[[fault]]\nat = \"0us\"\nlink = [\"h16\", \"leaf1\"]\nstate = \"down\"\n\
+                 [[fault]]\nat = \"100us\"\nlink = [\"h16\", \"leaf1\"]\nstate = \"up\"";
+    let (e, s) = on("homa-144", "ndp", fault, "16,0,10000,0\n");
+    assert_eq!(s.flows_finished, 1);
+    let r = e.world.records.nth(0);
+    assert_eq!(r.timeouts, 1);
+    let fct = r.fct().unwrap().0;
+    assert!((1_000_000_000..1_000_000_000 + 2 * r.ideal.0).contains(&fct), "FCT {fct} ps, ideal {}", r.ideal.0);
+    assert_eq!(ndp_stats(&e).timeouts, 1);
+}

@@ -15,7 +15,8 @@
 //! - Control packets (PULL, ACK, NACK) and trimmed headers use class 0, data class `data_class`.
 //! - Packets lost outright (a full header queue, a link going down) are recovered by a receiver timeout that
 //!   NACKs the first missing packet and pulls once (NDP's sender RTO does the same job; off when nothing can
-//!   be lost).
+//!   be lost); a message whose first window was lost whole, of which the receiver knows nothing, by the
+//!   sender's timeout, which sends that window again.
 //!
 //! One record per message holds both ends' state, as in `homa.rs`. Docs: docs/ndp.md.
 
@@ -157,6 +158,12 @@ impl Ndp {
         };
         let slot = FlowSlot(self.msgs.insert(m));
         track_slot(&mut self.gens, slot);
+        // Where packets can be lost, the sender's timer covers a first window lost whole (at its own NIC, or
+        // on a link going down), which no receiver timer can: the receiver has not heard of the message.
+        if let Some(to) = self.cfg.timeout {
+            let gen = self.gens[slot.idx()];
+            self.msgs.get_mut(slot.0).timer.set(ctx, ctx.now + to, slot, gen, TimerKind::Resend);
+        }
         // The first window goes to the NIC at once; the NIC sends it at line rate.
         for _ in 0..window {
             self.send_next(ctx, slot);
@@ -346,6 +353,18 @@ impl Ndp {
         m.timeouts += 1;
         self.stats.timeouts += 1;
         m.timer.set(ctx, ctx.now + to, slot, gen, TimerKind::Resend);
+        if !m.seen {
+            // The sender's timeout (NDP's RTO): nothing of the message has arrived, so it sends its first
+            // window again, unpulled; the receiver counts those packets as sent without pulls.
+            let window = (self.cfg.rtt_bytes.div_ceil(self.cfg.payload as u64) as u32).clamp(1, m.npkts);
+            m.rtx.extend(0..window);
+            m.resends += window;
+            m.window += window;
+            for _ in 0..window {
+                self.send_next(ctx, slot);
+            }
+            return;
+        }
         let Some(first) = (0..m.npkts).find(|&i| !m.got[i as usize]) else { return };
         m.resends += 1;
         let dst = m.dst;
