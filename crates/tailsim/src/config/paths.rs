@@ -74,7 +74,7 @@ impl Bfs {
             if net.is_host(u) {
                 continue;
             }
-            for &p in &net.switches[u.idx() - net.n_hosts()].ports {
+            for &p in net.ports_of(u) {
                 let v = net.ports[p.idx()].peer;
                 if dist[v.idx()] == u32::MAX {
                     dist[v.idx()] = dist[u.idx()] + 1;
@@ -106,12 +106,8 @@ impl Bfs {
         let mut out = vec![to];
         let mut v = to;
         while v != self.root {
-            let ports: &[crate::units::PortId] = if net.is_host(v) {
-                std::slice::from_ref(&net.hosts[v.idx()].nic)
-            } else {
-                &net.switches[v.idx() - net.n_hosts()].ports
-            };
-            v = ports
+            v = net
+                .ports_of(v)
                 .iter()
                 .map(|p| net.ports[p.idx()].peer)
                 .find(|u| !net.is_host(*u) && self.dist[u.idx()].wrapping_add(1) == self.dist[v.idx()])

@@ -85,15 +85,17 @@ impl Network {
         Ok(id)
     }
 
+    /// The ports of node `n`: a host's NIC, or a switch's ports.
+    pub fn ports_of(&self, n: NodeId) -> &[PortId] {
+        match n.idx().checked_sub(self.hosts.len()) {
+            None => std::slice::from_ref(&self.hosts[n.idx()].nic),
+            Some(s) => &self.switches[s].ports,
+        }
+    }
+
     /// The port of node `a` on its link to node `b` (the first, if there are several).
     pub fn port_towards(&self, a: NodeId, b: NodeId) -> Option<PortId> {
-        let h = self.hosts.len();
-        let mine: &[PortId] = if a.idx() < h {
-            std::slice::from_ref(&self.hosts[a.idx()].nic)
-        } else {
-            &self.switches[a.idx() - h].ports
-        };
-        mine.iter().copied().find(|p| self.ports[p.idx()].peer == b)
+        self.ports_of(a).iter().copied().find(|p| self.ports[p.idx()].peer == b)
     }
 
     /// The ports a packet of a flow from `src` to `dst` crosses on the healthy fabric: along its pinned path if

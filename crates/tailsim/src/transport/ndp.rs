@@ -48,6 +48,13 @@ pub struct NdpConfig {
     pub fair_pulls: bool,
 }
 
+impl NdpConfig {
+    /// Packets a message of `npkts` sends unpulled: one BDP (RTTbytes), at least one, at most all.
+    fn first_window(&self, npkts: u32) -> u32 {
+        (self.rtt_bytes.div_ceil(self.payload as u64) as u32).clamp(1, npkts)
+    }
+}
+
 struct Msg {
     id: u64,
     src: NodeId,
@@ -132,9 +139,8 @@ impl Ndp {
     }
 
     pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
-        let full = self.cfg.payload as u64;
         let npkts = packet_count(f.size, self.cfg.payload);
-        let window = (self.cfg.rtt_bytes.div_ceil(full) as u32).clamp(1, npkts);
+        let window = self.cfg.first_window(npkts);
         let m = Msg {
             id: f.id,
             src: f.src,
@@ -356,7 +362,7 @@ impl Ndp {
         if !m.seen {
             // The sender's timeout (NDP's RTO): nothing of the message has arrived, so it sends its first
             // window again, unpulled; the receiver counts those packets as sent without pulls.
-            let window = (self.cfg.rtt_bytes.div_ceil(self.cfg.payload as u64) as u32).clamp(1, m.npkts);
+            let window = self.cfg.first_window(m.npkts);
             m.rtx.extend(0..window);
             m.resends += window;
             m.window += window;
