@@ -106,8 +106,7 @@ fn a_removed_link_is_gone_and_routes_avoid_it() {
     let id = |name: &str| net.switches.iter().position(|s| s.name == name).unwrap() + net.n_hosts();
     let (agg0, core0) = (id("agg0"), id("core0"));
     assert!(!net.ports.iter().any(|p| p.node.idx() == agg0 && p.peer.idx() == core0));
-    let sw = &net.switches[agg0 - net.n_hosts()];
-    let to_far = sw.routes.candidates(tailsim::units::NodeId(127));
+    let to_far = net.routes.candidates(agg0 - net.n_hosts(), tailsim::units::NodeId(127));
     assert_eq!(to_far.len(), 1, "one core link left at agg0");
     assert_eq!(net.ports.len() + 2, exp(&cfg("")).world.net.ports.len());
     // A missing link and a cut-off host are refused, naming the entry.

@@ -145,16 +145,9 @@ impl Network {
     /// destination that no switch can reach any more gets no route: its packets are dropped (`NoRoute`) at the
     /// switch where they find none. Ideal completion times keep using the healthy fabric's routes.
     pub fn reconverge(&mut self) {
-        let n = self.hosts.len() + self.switches.len();
-        let mut adj = vec![Vec::new(); n];
-        for (i, p) in self.ports.iter().enumerate() {
-            if p.up {
-                adj[p.node.idx()].push((PortId(i as u32), p.peer));
-            }
-        }
-        let tables = routing::build_tables(&adj, self.hosts.len(), false).expect("lenient routing never fails");
-        for (sw, t) in self.switches.iter_mut().zip(tables.into_iter().skip(self.hosts.len())) {
-            sw.set_routes(t);
-        }
+        let adj = self.adjacency();
+        let routes = routing::build(&adj, self.hosts.len(), false).expect("lenient routing never fails");
+        let old = std::mem::replace(&mut self.routes, routes);
+        self.healthy.get_or_insert(old);
     }
 }

@@ -67,6 +67,10 @@ pub struct Network {
     pub reroute: Option<Time>,
     /// Paths that flows are pinned to (`net/pinned.rs`).
     pub pins: pinned::PinnedPaths,
+    /// Every switch's routes (`net/routing.rs`).
+    pub routes: routing::Routes,
+    /// The routes of the healthy fabric, kept once routes first re-converge (for ideal completion times).
+    healthy: Option<routing::Routes>,
 }
 
 /// What the datapath hands back to the simulation: a packet that reached a host.
@@ -305,15 +309,30 @@ impl Network {
         let mut out = vec![self.hosts[src.idx()].nic];
         let mut node = self.ports[out[0].idx()].peer;
         while node != dst {
-            let s = &self.switches[node.idx() - self.hosts.len()];
-            let p = s.healthy_routes().candidates(dst)[0];
+            let p = self.healthy_routes().candidates(node.idx() - self.hosts.len(), dst)[0];
             out.push(p);
             node = self.ports[p.idx()].peer;
         }
         out
     }
 
-    /// Forwarding delay of a node (0 for hosts).
+    /// (port, neighbour) for every egress port of every node that is up, in port order: the graph routes are
+    /// computed on.
+    pub fn adjacency(&self) -> Vec<Vec<(PortId, NodeId)>> {
+        let mut adj = vec![Vec::new(); self.hosts.len() + self.switches.len()];
+        for (i, p) in self.ports.iter().enumerate() {
+            if p.up {
+                adj[p.node.idx()].push((PortId(i as u32), p.peer));
+            }
+        }
+        adj
+    }
+
+    /// The routes of the fabric before any link changed state.
+    pub fn healthy_routes(&self) -> &routing::Routes {
+        self.healthy.as_ref().unwrap_or(&self.routes)
+    }
+
     /// The crossbar speedup of a CIOQ switch (net/mech/cioq.rs), None for hosts and output-queued switches.
     pub fn crossbar_speedup(&self, n: NodeId) -> Option<u64> {
         if self.is_host(n) {
@@ -322,6 +341,7 @@ impl Network {
             self.switches[n.idx() - self.hosts.len()].crossbar.map(|k| k as u64)
         }
     }
+    /// Forwarding delay of a node (0 for hosts).
     pub fn node_delay(&self, n: NodeId) -> Time {
         if self.is_host(n) {
             Time::ZERO
@@ -409,8 +429,10 @@ impl Network {
         let h = spec.hosts as usize;
         let n = h + spec.switches.len();
         let mut adj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); n];
-        let mut ports = Vec::new();
-        let mut port_rng = Vec::new();
+        // Sized once: a 6,144-host fabric has 36,864 ports, and growing by doubling would hold up to three
+        // times that while copying.
+        let mut ports = Vec::with_capacity(2 * spec.links.len());
+        let mut port_rng = Vec::with_capacity(2 * spec.links.len());
         for l in &spec.links {
             for (dir, (a, b)) in [(l.a, l.b), (l.b, l.a)].into_iter().enumerate() {
                 if a.idx() >= n || b.idx() >= n {
@@ -472,14 +494,17 @@ impl Network {
                 _ => return Err(format!("host {i} must have exactly one link, has {}", a.len())),
             }
         }
-        let tables = routing::build_tables(&adj, h, true)
+        let leaves = adj[..h].iter().filter_map(|a| a.first().map(|x| x.1)).collect::<std::collections::HashSet<_>>();
+        if leaves.len() > routing::MAX_LEAVES {
+            return Err(format!("{} switches have hosts; at most {} can", leaves.len(), routing::MAX_LEAVES));
+        }
+        let routes = routing::build(&adj, h, true)
             .map_err(|(s, d)| format!("host {} is unreachable from switch {}", d.0, spec.switches[s.idx() - h].name))?;
         let switches = spec
             .switches
             .iter()
-            .zip(tables.into_iter().skip(h))
             .enumerate()
-            .map(|(i, (s, routes))| Switch::new(s, i, adj[h + i].iter().map(|x| x.0).collect(), routes, prm))
+            .map(|(i, s)| Switch::new(s, i, adj[h + i].iter().map(|x| x.0).collect(), prm))
             .collect();
         let np = ports.len();
         Ok(Network {
@@ -495,6 +520,8 @@ impl Network {
             out: Outbox::default(),
             reroute: None,
             pins: Default::default(),
+            routes,
+            healthy: None,
         })
     }
 }

@@ -123,8 +123,8 @@ impl Network {
         let mut node = self.ports[self.hosts[src.idx()].nic.idx()].peer;
         while node != dst {
             out.push(node);
-            let s = &self.switches[node.idx() - self.hosts.len()];
-            let p = s.flow_choice(self.lb, s.healthy_routes().candidates(dst), hash)?;
+            let i = node.idx() - self.hosts.len();
+            let p = self.switches[i].flow_choice(self.lb, self.healthy_routes().candidates(i, dst), hash)?;
             node = self.ports[p.idx()].peer;
         }
         Some(out)

@@ -5,7 +5,6 @@
 
 use super::hooks::HookSet;
 use super::port::DropReason;
-use super::routing::RouteTable;
 use super::{drop_at, BufferPolicy, NetParams, Network, Packets};
 use crate::engine::{Event, EventQueue, Pipe, Rng};
 use crate::net::topology::SwitchSpec;
@@ -30,9 +29,6 @@ pub struct Switch {
     /// Fixed forwarding latency from the end of reception to joining the egress queue.
     pub delay: Time,
     pub fwd: Pipe,
-    pub routes: RouteTable,
-    /// The routes of the healthy fabric, kept once routes first re-converge (for ideal completion times).
-    healthy: Option<RouteTable>,
     pub buffer: BufferPolicy,
     /// CIOQ switches: the crossbar's speedup (net/mech/cioq.rs); None for output-queued switches.
     pub crossbar: Option<u32>,
@@ -43,24 +39,18 @@ pub struct Switch {
 }
 
 impl Switch {
-    pub(super) fn new(s: &SwitchSpec, i: usize, ports: Vec<PortId>, routes: RouteTable, prm: &NetParams) -> Switch {
+    pub(super) fn new(s: &SwitchSpec, i: usize, ports: Vec<PortId>, prm: &NetParams) -> Switch {
         Switch {
             name: s.name.clone(),
             ports,
             delay: s.delay,
             fwd: Pipe::default(),
-            routes,
-            healthy: None,
             buffer: prm.buffer,
             crossbar: None,
             used: 0,
             rng: Rng::new(prm.seed, "switch-spray", i as u64),
             salt: mix32(i as u32 ^ 0x5bd1_e995),
         }
-    }
-    /// The routes of the fabric before any link changed state.
-    pub fn healthy_routes(&self) -> &RouteTable {
-        self.healthy.as_ref().unwrap_or(&self.routes)
     }
     /// The next hop that per-flow load balancing `lb` chooses among `cands` for a flow of hash `hash` (None
     /// without routes, or if `lb` chooses per packet).
@@ -70,10 +60,6 @@ impl Switch {
             (1, _) | (_, LoadBalance::First) => Some(cands[0]),
             (n, LoadBalance::Ecmp) => Some(cands[ecmp_index(hash, self.salt, n)]),
         }
-    }
-    pub(super) fn set_routes(&mut self, t: RouteTable) {
-        let old = std::mem::replace(&mut self.routes, t);
-        self.healthy.get_or_insert(old);
     }
 }
 
@@ -101,7 +87,7 @@ impl Network {
         let p = pk.get_mut(id);
         p.hops = p.hops.saturating_add(1);
         p.in_port = in_port;
-        let cands = sw.routes.candidates(p.dst);
+        let cands = self.routes.candidates(s.idx() - hosts, p.dst);
         let pinned = if p.path == PathId::NONE { None } else { self.pins.port_at(p.path, s) };
         let mut out = match (pinned, cands.len()) {
             (Some(o), _) => o,
@@ -140,8 +126,8 @@ impl Network {
     ) -> PortId {
         let hosts = self.hosts.len();
         let dst = pk.get(id).dst;
-        let Network { switches, mechs, ports, out, .. } = self;
-        let cands = switches[s.idx() - hosts].routes.candidates(dst);
+        let Network { routes, mechs, ports, out, .. } = self;
+        let cands = routes.candidates(s.idx() - hosts, dst);
         // Every mechanism sees the packet (some only account for it); the first that chooses a port wins.
         let mut choice = None;
         for (i, m) in mechs.iter_mut().enumerate() {
