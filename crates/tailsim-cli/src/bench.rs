@@ -1,11 +1,10 @@
 //! `tailsim bench`: fixed scenarios, each run in its own child process so that peak memory is its own.
 
-use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
 /// (name, description, experiment TOML, default simulated time). The TOML files are shared with the golden
-/// test (crates/tailsim/tests/golden.rs).
+/// test (crates/tailsim/tests/golden.rs). Files they name are in `FILES`.
 const SCENARIOS: &[(&str, &str, &str, &str)] = &[
     (
         "pfabric-websearch-dctcp",
@@ -50,6 +49,36 @@ const SCENARIOS: &[(&str, &str, &str, &str)] = &[
         "200ms",
     ),
     (
+        "htsim-p2",
+        "side by side with htsim (p2): htsim's 128-host fat-tree file, 2 MB permutation, NDP as htsim_ndp runs it (spraying, trimming at 8 packets, 1500 B)",
+        include_str!("../../../examples/bench/htsim-p2.toml"),
+        "10ms",
+    ),
+    (
+        "htsim-ws",
+        "side by side with htsim (ws): htsim's 128-host fat-tree file, web search at 50 % (961 flows over 2 ms), NDP as htsim-p2",
+        include_str!("../../../examples/bench/htsim-ws.toml"),
+        "20ms",
+    ),
+    (
+        "htsim-p2-1024",
+        "side by side with htsim (p2-1024): htsim's 1,024-host fat-tree file, 2 MB permutation, NDP as htsim-p2",
+        include_str!("../../../examples/bench/htsim-p2-1024.toml"),
+        "10ms",
+    ),
+    (
+        "fattree5488-perm-ndp",
+        "k = 28 fat tree (5,488 hosts, 980 switches, 100 Gbps), 2 MB permutation, NDP as htsim-p2: the per-hop cost at scale",
+        include_str!("../../../examples/bench/fattree5488-perm-ndp.toml"),
+        "50us",
+    ),
+    (
+        "fabric-6144",
+        "building a 6,144-host fat tree (24 pods, 1,024 switches, 36,864 ports) and one 1 KB flow: build s and the fabric's memory",
+        include_str!("../../../examples/bench/fabric-6144.toml"),
+        "1ms",
+    ),
+    (
         "flows-100k",
         "pfabric-144, DCTCP, 100 000 flows of Homa's W1 sizes at 60 % load: the peak memory beside flows-1m's is what finished flows cost",
         include_str!("../../../examples/bench/flows-100k.toml"),
@@ -62,6 +91,45 @@ const SCENARIOS: &[(&str, &str, &str, &str)] = &[
         "10s",
     ),
 ];
+
+/// Files the scenarios name, written into a scratch directory that is their base directory.
+const FILES: &[(&str, &str)] = &[
+    ("fat_tree_128_100g.topo", include_str!("../../../workloads/htsim/fat_tree_128_100g.topo")),
+    ("perm128_2MB.cm", include_str!("../../../workloads/htsim/perm128_2MB.cm")),
+    ("ws128_100g_l50_2ms.cm", include_str!("../../../workloads/htsim/ws128_100g_l50_2ms.cm")),
+    ("fat_tree_1024_100g.topo", include_str!("../../../workloads/htsim/fat_tree_1024_100g.topo")),
+    ("perm1024_2MB.cm", include_str!("../../../workloads/htsim/perm1024_2MB.cm")),
+    ("fat_tree_6144_100g.topo", include_str!("../../../workloads/htsim/fat_tree_6144_100g.topo")),
+    ("one.csv", "src,dst,size_bytes,start_us\n0,6143,1000,0\n"),
+];
+
+/// A scratch directory holding `FILES`, removed when dropped.
+struct Files(std::path::PathBuf);
+
+impl Files {
+    fn write() -> Result<Files, String> {
+        let dir = std::env::temp_dir().join(format!("tailsim-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let files = Files(dir);
+        for (name, text) in FILES {
+            let p = files.0.join(name);
+            std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+        }
+        Ok(files)
+    }
+}
+
+impl Drop for Files {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// CPU time this thread has used (Linux: /proc/thread-self/schedstat, nanoseconds), None elsewhere.
+fn thread_cpu_seconds() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    Some(s.split_whitespace().next()?.parse::<u64>().ok()? as f64 * 1e-9)
+}
 
 /// How `tailsim bench` ended.
 pub enum Ended {
@@ -90,13 +158,15 @@ pub fn main(
     }
     if !in_process {
         out!(
-            "{:<28} {:>9} {:>8} {:>12} {:>10} {:>13} {:>10} {:>12} {:>9} {:>8}",
+            "{:<28} {:>9} {:>8} {:>8} {:>12} {:>10} {:>13} {:>13} {:>10} {:>12} {:>9} {:>8}",
             "scenario",
             "sim s",
+            "build s",
             "wall s",
             "events",
             "M ev/s",
             "M pkt-hops/s",
+            "M hops/cpu-s",
             "copies",
             "wall/sim s",
             "peak MB",
@@ -127,25 +197,36 @@ pub fn main(
         }
         return Ok(Ended::Done);
     }
+    let files = Files::write()?;
     for (name, _, toml, default_time) in chosen {
         let t = time.clone().unwrap_or_else(|| default_time.to_string());
         // What the process held before the scenario: an interpreter, when started from the Python package.
         let before = tailsim::run::resident_memory_bytes().unwrap_or(0);
-        let mut exp = tailsim::load_str(toml, name, Path::new("."), &[format!("stop.time=\"{t}\"")])
-            .map_err(|e| e.to_string())?;
+        let t0 = std::time::Instant::now();
+        let mut exp =
+            tailsim::load_str(toml, name, &files.0, &[format!("stop.time=\"{t}\"")]).map_err(|e| e.to_string())?;
+        let build = t0.elapsed().as_secs_f64();
+        let cpu0 = thread_cpu_seconds();
         let s = exp.run_interruptible(&mut |_| !stop_asked())?;
+        // Packet-hops per CPU second of the simulation (what side-by-side.sh compares), else per wall second.
+        let cpu = match (cpu0, thread_cpu_seconds()) {
+            (Some(a), Some(b)) if b > a => b - a,
+            _ => s.wall_seconds,
+        };
         if s.stop_reason == tailsim::sim::StopReason::Interrupted {
             return Ok(Ended::Interrupted);
         }
         let peak = s.peak_memory_bytes.unwrap_or(0);
         out!(
-            "{:<28} {:>9.4} {:>8.2} {:>12} {:>10.2} {:>13.2} {:>10} {:>12.1} {:>9.1} {:>8.1}",
+            "{:<28} {:>9.4} {:>8.2} {:>8.2} {:>12} {:>10.2} {:>13.2} {:>13.2} {:>10} {:>12.1} {:>9.1} {:>8.1}",
             name,
             s.simulated_seconds,
+            build,
             s.wall_seconds,
             s.events,
             s.events_per_second / 1e6,
             s.packet_hops_per_second / 1e6,
+            s.packet_hops as f64 / cpu / 1e6,
             // Packets the switches made or copied (BurstRadar's couriers, FastLane's notices): their hops are
             // in the packet-hops, their count here, so a mechanism's share of the work can be seen.
             s.packets.copies + s.packets.made_by_switches,
@@ -182,7 +263,8 @@ mod tests {
     #[test]
     fn every_scenario_loads() {
         for (name, _, toml, time) in SCENARIOS {
-            if let Err(e) = tailsim::load_str(toml, name, Path::new("."), &[format!("stop.time=\"{time}\"")]) {
+            let files = Files::write().unwrap();
+            if let Err(e) = tailsim::load_str(toml, name, &files.0, &[format!("stop.time=\"{time}\"")]) {
                 panic!("bench scenario {name}: {e}");
             }
         }
