@@ -4,8 +4,7 @@
 //! unless the run has a stop (`stop.time` or `stop.max_events`).
 //!
 //! The memory model counts what grows with the fabric and the workload; its constants were fitted to the
-//! peak RSS of `tailsim run` (fat trees k = 8…40: 6.1, 14.2, 45.0, 134, 343 MB measured, 5.4, 13.9, 48.6,
-//! 146, 372 MB modelled; 10^5 → 3·10^6 flows: +0.7 B a flow at the peak, finished flows' records being on
+//! peak RSS of `tailsim run` (fat trees k = 8…40, see docs/config.md; 10^5 → 3·10^6 flows: +0.7 B a flow at the peak, finished flows' records being on
 //! disk (metrics/records.rs), 8 B counted; the flow-level Ideal keeps every flow: +237 B a flow measured,
 //! 320 B counted). It is meant to be within a factor of two, enough to tell a run that fits from one that
 //! cannot.
@@ -14,13 +13,14 @@ use super::build::{Ctx, R};
 use crate::units::BitsPerSec;
 
 /// Bytes per host (NIC port, host state, transport tables), per switch, per link direction (a port with its
-/// 8 class queues), per (switch, destination host) route entry, and per flow: in a packet-level run a
+/// 8 class queues), per (switch, leaf) route entry (net/routing.rs; leaves counted as min(hosts, switches),
+/// an upper bound), and per flow: in a packet-level run a
 /// finished flow's record goes to disk, so what remains is a trace of concurrency (the transport's slots,
 /// the event queue); the flow-level Ideal holds every flow for its greedy SRPT.
 const HOST_BYTES: u64 = 1_500;
 const SWITCH_BYTES: u64 = 1_000;
 const PORT_BYTES: u64 = 900;
-const ROUTE_BYTES: u64 = 8;
+const ROUTE_BYTES: u64 = 2;
 const FLOW_BYTES: u64 = 8;
 const FLOW_LEVEL_FLOW_BYTES: u64 = 320;
 /// What a run needs besides (the binary, the allocator's arenas, the event queue's first pages).
@@ -44,7 +44,7 @@ impl Footprint {
             + self.hosts * HOST_BYTES
             + self.switches * SWITCH_BYTES
             + 2 * self.links * PORT_BYTES
-            + self.switches * self.hosts * ROUTE_BYTES
+            + self.switches * self.switches.min(self.hosts) * ROUTE_BYTES
     }
 }
 

@@ -112,32 +112,38 @@ pub fn build(adj: &[Vec<(PortId, NodeId)>], hosts: usize, strict: bool) -> Resul
     // Per switch: its sets (the empty one first) and their index by content.
     let mut own: Vec<Vec<(u32, u32)>> = vec![vec![(0, 0)]; switches];
     let mut interned: Vec<HashMap<Vec<PortId>, u16>> = vec![HashMap::new(); switches];
-    let mut dist = vec![u32::MAX; n];
-    let mut bfs = VecDeque::new();
+    // Distances of switches only (indexed by node − hosts): a search costs the switches' ports, not the
+    // hosts' count, and only the switches it reached are reset.
+    let mut dist = vec![u32::MAX; switches];
+    let d = |dist: &[u32], v: usize| if v >= hosts { dist[v - hosts] } else { u32::MAX };
+    let mut order: Vec<usize> = Vec::with_capacity(switches);
     let mut set = Vec::new();
     let mut reached = vec![false; row];
     for leaf in 0..leaves {
         // BFS from the leaf over the switches, along egress ports (links are full duplex).
         let root = r.leaf_node[leaf].idx();
-        dist.iter_mut().for_each(|d| *d = u32::MAX);
-        dist[root] = 0;
-        bfs.push_back(root);
-        while let Some(u) = bfs.pop_front() {
+        for &s in &order {
+            dist[s - hosts] = u32::MAX;
+        }
+        order.clear();
+        dist[root - hosts] = 0;
+        order.push(root);
+        let mut next = 0;
+        while next < order.len() {
+            let u = order[next];
+            next += 1;
             for &(_, v) in &adj[u] {
                 let v = v.idx();
-                if v >= hosts && dist[v] == u32::MAX {
-                    dist[v] = dist[u] + 1;
-                    bfs.push_back(v);
+                if v >= hosts && dist[v - hosts] == u32::MAX {
+                    dist[v - hosts] = dist[u - hosts] + 1;
+                    order.push(v);
                 }
             }
         }
-        reached[leaf] = (hosts..n).all(|s| dist[s] != u32::MAX);
-        for s in hosts..n {
-            if dist[s] == u32::MAX || s == root {
-                continue;
-            }
+        reached[leaf] = order.len() == switches;
+        for &s in &order[1..] {
             set.clear();
-            set.extend(adj[s].iter().filter(|(_, v)| v.idx() >= hosts && dist[v.idx()] + 1 == dist[s]).map(|x| x.0));
+            set.extend(adj[s].iter().filter(|(_, v)| d(&dist, v.idx()).wrapping_add(1) == dist[s - hosts]).map(|x| x.0));
             let cands = &mut r.cands;
             let sets = &mut own[s - hosts];
             let i = match interned[s - hosts].get(&set) {
