@@ -168,15 +168,15 @@ impl Network {
     #[inline(always)]
     fn start_queued(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) -> Option<PktId> {
         let pt = &mut self.ports[port.idx()];
-        let id = pt.queue.pop(pt.paused, pk)?;
-        let size = pk.get(id).size as u64;
+        let (id, size) = pt.queue.pop(pt.paused, pk)?;
+        let size = size as u64;
         let nb = pt.bytes - size;
         pt.occupancy_changed(now, nb);
         pt.busy = true;
         pt.tx_start = now;
         let done = now + pt.rate.tx_time(size + pt.wire_overhead as u64);
         let node = pt.node;
-        self.tx_current[port.idx()] = Some(id);
+        self.tx_current[port.idx()] = Some((id, size as u32));
         ev.schedule(done, Event::TxDone(port));
         if !self.is_host(node) {
             self.sw(node).used -= size;
@@ -194,8 +194,9 @@ impl Network {
         }
         pt.busy = true;
         pt.tx_start = now;
-        let done = now + pt.rate.tx_time(pk.get(id).size as u64 + pt.wire_overhead as u64);
-        self.tx_current[port.idx()] = Some(id);
+        let size = pk.get(id).size;
+        let done = now + pt.rate.tx_time(size as u64 + pt.wire_overhead as u64);
+        self.tx_current[port.idx()] = Some((id, size));
         ev.schedule(done, Event::TxDone(port));
     }
 

@@ -10,13 +10,13 @@ use crate::units::{NodeId, PktId, PortId, Time};
 
 impl Network {
     pub fn on_tx_done(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) {
-        let id = self.tx_current[port.idx()].take().expect("TxDone without packet");
+        let (id, size) = self.tx_current[port.idx()].take().expect("TxDone without packet");
         self.packet_hops += 1;
         let pt = &mut self.ports[port.idx()];
         pt.busy = false;
         pt.stats.busy_time += now - pt.tx_start;
         pt.stats.tx_packets += 1;
-        pt.stats.tx_bytes += pk.get(id).size as u64;
+        pt.stats.tx_bytes += size as u64;
         if !pt.up {
             drop_at(pt, port, pk, &mut self.out, id, DropReason::LinkDown);
         } else if !pt.hooks.has(HookSet::TRANSMIT) {

@@ -51,8 +51,8 @@ pub struct Network {
     pub hosts: Vec<Host>,
     pub switches: Vec<Switch>,
     pub ports: Vec<Port>,
-    /// Current packet being serialized by each port.
-    tx_current: Vec<Option<PktId>>,
+    /// Current packet being serialized by each port, and its size when serialization began.
+    tx_current: Vec<Option<(PktId, u32)>>,
     port_rng: Vec<Rng>,
     pub lb: LoadBalance,
     /// Packet transmissions completed over all links (the throughput metric "packet-hops").
@@ -267,7 +267,7 @@ impl Network {
     /// Call `f` on every packet the network holds: queues, control frames, transmitters, wires, delay lines,
     /// mechanisms and the outbox. (QJUMP's held packets are counted by `regulated`.)
     pub fn for_each_held(&self, mut f: impl FnMut(PktId)) {
-        self.tx_current.iter().flatten().for_each(|&id| f(id));
+        self.tx_current.iter().flatten().for_each(|&(id, _)| f(id));
         for p in &self.ports {
             p.queue.packets().for_each(&mut f);
             p.ctl.iter().for_each(|&id| f(id));

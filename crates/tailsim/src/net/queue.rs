@@ -12,9 +12,13 @@ pub const CLASSES: usize = 8;
 
 /// Eight FIFO classes served by strict priority (class 0 first). Admission (buffer limits) and ECN marking
 /// are decided by the port before `push`, because they depend on switch-wide state (shared buffer).
+///
+/// A slot keeps the packet's size beside its id, so the transmitter learns how long the packet takes without
+/// reading it: a packet waits in a queue long enough to leave the caches, and reading its size was a miss
+/// per packet-hop at 1,024 hosts (docs/performance.md).
 #[derive(Default)]
 pub struct PrioFifo {
-    q: [VecDeque<PktId>; CLASSES],
+    q: [VecDeque<(PktId, u32)>; CLASSES],
     bytes: [u64; CLASSES],
 }
 
@@ -22,7 +26,7 @@ impl PrioFifo {
     #[inline]
     pub fn push(&mut self, id: PktId, p: &Packet) {
         let c = p.class as usize;
-        self.q[c].push_back(id);
+        self.q[c].push_back((id, p.size));
         self.bytes[c] += p.size as u64;
     }
     /// Count a packet held elsewhere (a NIC's own order, `QueueDisc::Ordered`): bytes only.
@@ -30,16 +34,17 @@ impl PrioFifo {
     pub fn count(&mut self, p: &Packet) {
         self.bytes[p.class as usize] += p.size as u64;
     }
-    /// Highest-priority packet whose class is not paused (`paused` bit c = class c held, for PFC).
+    /// Highest-priority packet whose class is not paused (`paused` bit c = class c held, for PFC), and its
+    /// size.
     #[inline(always)]
-    pub fn pop(&mut self, paused: u8, size_of: impl Fn(PktId) -> u32) -> Option<PktId> {
+    pub fn pop(&mut self, paused: u8) -> Option<(PktId, u32)> {
         for c in 0..CLASSES {
             if paused & (1 << c) != 0 {
                 continue;
             }
-            if let Some(id) = self.q[c].pop_front() {
-                self.bytes[c] -= size_of(id) as u64;
-                return Some(id);
+            if let Some((id, size)) = self.q[c].pop_front() {
+                self.bytes[c] -= size as u64;
+                return Some((id, size));
             }
         }
         None
@@ -49,7 +54,7 @@ impl PrioFifo {
         self.bytes[c]
     }
     pub fn iter(&self) -> impl Iterator<Item = PktId> + '_ {
-        self.q.iter().flat_map(|q| q.iter().copied())
+        self.q.iter().flat_map(|q| q.iter().map(|x| x.0))
     }
 
     /// Admission to a port buffer of `total` bytes of which `reserve` bytes are set aside for each of the
@@ -84,21 +89,22 @@ pub enum QueueDisc {
 }
 
 impl QueueDisc {
+    /// The next packet to send and its size (`paused` bit c = class c held).
     // Always inlined into the transmitter's start (callgrind: out of line it costs 2 % of all instructions).
     #[inline(always)]
-    pub fn pop(&mut self, paused: u8, pk: &Packets) -> Option<PktId> {
+    pub fn pop(&mut self, paused: u8, pk: &Packets) -> Option<(PktId, u32)> {
         match self {
-            QueueDisc::PrioFifo(q) => q.pop(paused, |i| pk.get(i).size),
+            QueueDisc::PrioFifo(q) => q.pop(paused),
             QueueDisc::Ordered(q, n) => {
-                let (id, c) = n.pop(paused)?;
-                q.bytes[c] -= pk.get(id).size as u64;
-                Some(id)
+                let (id, c, size) = n.pop(paused)?;
+                q.bytes[c] -= size as u64;
+                Some((id, size))
             }
             QueueDisc::PFabric(subs) => {
                 for (c, q) in subs.iter_mut().enumerate() {
                     if paused & (1 << c) == 0 {
                         if let Some(id) = q.pop(pk) {
-                            return Some(id);
+                            return Some((id, pk.get(id).size));
                         }
                     }
                 }
