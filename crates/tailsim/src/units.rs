@@ -84,9 +84,14 @@ impl BitsPerSec {
     /// faster than its rate.
     #[inline]
     pub fn tx_time(self, bytes: u64) -> Time {
-        let num = bytes as u128 * 8 * 1_000_000_000_000u128;
-        let r = self.0 as u128;
-        Time(num.div_ceil(r) as u64)
+        const PS_BITS: u64 = 8 * 1_000_000_000_000;
+        // In 64 bits when the product fits (packets, up to 2.3 MB): the same exact result, without the
+        // 128-bit division's library call (1.3 % of all time per packet-hop, perf).
+        if bytes <= u64::MAX / PS_BITS {
+            return Time((bytes * PS_BITS).div_ceil(self.0));
+        }
+        let num = bytes as u128 * PS_BITS as u128;
+        Time(num.div_ceil(self.0 as u128) as u64)
     }
     /// Whole bytes this rate carries in `t`.
     #[inline]
@@ -163,5 +168,13 @@ mod tests {
         assert_eq!(BitsPerSec::gbps(100).tx_time(1), Time::ps(80));
         // 1 B at 3 bps = 2.666..s -> rounded up
         assert_eq!(BitsPerSec(3).tx_time(1), Time(2_666_666_666_667));
+        // Both sides of the 64-bit fast path agree with 128-bit arithmetic.
+        let limit = u64::MAX / 8_000_000_000_000;
+        for bytes in [limit - 1, limit, limit + 1, 10 * limit] {
+            for rate in [BitsPerSec::gbps(100), BitsPerSec(3), BitsPerSec(999_999_937)] {
+                let want = (bytes as u128 * 8_000_000_000_000).div_ceil(rate.0 as u128) as u64;
+                assert_eq!(rate.tx_time(bytes), Time(want), "{bytes} B at {rate}");
+            }
+        }
     }
 }
