@@ -2,11 +2,13 @@
 //! random streams, and FIFO delay lines.
 
 mod pipe;
+mod prefetch;
 mod queue;
 mod rng;
 mod slab;
 
 pub use pipe::Pipe;
+pub use prefetch::prefetch;
 pub use queue::{Event, EventQueue, TimerKind};
 pub use rng::{stream_seed, Rng};
 pub use slab::Slab;

@@ -26,6 +26,11 @@ impl Pipe {
         let (_, p) = self.q.pop_front().expect("pipe event without packet");
         (p, self.q.front().map(|h| h.0))
     }
+    /// Where the head's entry is (for prefetching), if any.
+    #[inline(always)]
+    pub fn head(&self) -> Option<&(Time, PktId)> {
+        self.q.front()
+    }
     pub fn len(&self) -> usize {
         self.q.len()
     }

@@ -199,7 +199,7 @@ impl EventQueue {
                 }
                 self.full[i / 64] &= !(1 << (i % 64));
                 if self.now.len() > 1 {
-                    self.now.sort_unstable_by(|x, y| y.key.cmp(&x.key));
+                    self.now.sort_unstable_by_key(|e| std::cmp::Reverse(e.key));
                 }
                 self.sorted = true;
                 return Some(());
@@ -239,6 +239,17 @@ impl EventQueue {
             }
         }
         None
+    }
+    /// The event `k` places after the next one, if the current bucket holds it (for prefetching; 0 = the
+    /// one after the next).
+    #[inline(always)]
+    pub fn upcoming(&self, k: usize) -> Option<Event> {
+        let n = self.now.len();
+        if self.sorted && n > k + 1 {
+            Some(self.now[n - 2 - k].ev)
+        } else {
+            None
+        }
     }
     pub fn peek_time(&mut self) -> Option<Time> {
         if !self.sorted {

@@ -31,6 +31,10 @@ impl<T> Slab<T> {
         self.free.push(i);
     }
     #[inline]
+    pub fn try_get(&self, i: u32) -> Option<&T> {
+        self.items.get(i as usize)
+    }
+    #[inline]
     pub fn get(&self, i: u32) -> &T {
         &self.items[i as usize]
     }

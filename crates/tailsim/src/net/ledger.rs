@@ -90,6 +90,13 @@ impl Packets {
         let p = *self.get(id);
         self.insert(p, Origin::Copy)
     }
+    /// Start loading packet `id` (a hint; `engine::prefetch`).
+    #[inline(always)]
+    pub fn prefetch(&self, id: PktId) {
+        if let Some(p) = self.slab.try_get(id.0) {
+            crate::engine::prefetch(p);
+        }
+    }
     #[inline]
     pub fn get(&self, id: PktId) -> &Packet {
         self.slab.get(id.0)

@@ -120,6 +120,32 @@ impl Network {
         self.mechs.push(m);
     }
 
+    /// Prefetch stage 1 for an event on port `p`: the port's record (its first two lines) and what the
+    /// transmitter holds.
+    #[inline(always)]
+    pub fn prefetch_port(&self, p: PortId) {
+        if let Some(pt) = self.ports.get(p.idx()) {
+            crate::engine::prefetch(pt);
+            crate::engine::prefetch((pt as *const Port).cast::<u8>().wrapping_add(64));
+            crate::engine::prefetch(&self.tx_current[p.idx()]);
+        }
+    }
+    /// Prefetch stage 2 for a wire arrival on `p`: the entry of the wire's head (the port's record is
+    /// expected in the cache by now, from stage 1).
+    #[inline(always)]
+    pub fn prefetch_wire_head(&self, p: PortId) {
+        if let Some(h) = self.ports.get(p.idx()).and_then(|pt| pt.wire.head()) {
+            crate::engine::prefetch(h);
+        }
+    }
+    /// Prefetch stage 3 for a wire arrival on `p`: the packet at the wire's head (its entry from stage 2).
+    #[inline(always)]
+    pub fn prefetch_wire_packet(&self, p: PortId, pk: &Packets) {
+        if let Some(&(_, id)) = self.ports.get(p.idx()).and_then(|pt| pt.wire.head()) {
+            pk.prefetch(id);
+        }
+    }
+
     /// Every switch's ports.
     pub fn switch_ports(&self) -> impl Iterator<Item = PortId> + '_ {
         self.switches.iter().flat_map(|s| s.ports.iter().copied())

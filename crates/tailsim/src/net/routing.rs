@@ -119,6 +119,7 @@ pub fn build(adj: &[Vec<(PortId, NodeId)>], hosts: usize, strict: bool) -> Resul
     let mut order: Vec<usize> = Vec::with_capacity(switches);
     let mut set = Vec::new();
     let mut reached = vec![false; row];
+    #[allow(clippy::needless_range_loop)] // `leaf` indexes three tables and a column of `entries`
     for leaf in 0..leaves {
         // BFS from the leaf over the switches, along egress ports (links are full duplex).
         let root = r.leaf_node[leaf].idx();
@@ -143,7 +144,9 @@ pub fn build(adj: &[Vec<(PortId, NodeId)>], hosts: usize, strict: bool) -> Resul
         reached[leaf] = order.len() == switches;
         for &s in &order[1..] {
             set.clear();
-            set.extend(adj[s].iter().filter(|(_, v)| d(&dist, v.idx()).wrapping_add(1) == dist[s - hosts]).map(|x| x.0));
+            set.extend(
+                adj[s].iter().filter(|(_, v)| d(&dist, v.idx()).wrapping_add(1) == dist[s - hosts]).map(|x| x.0),
+            );
             let cands = &mut r.cands;
             let sets = &mut own[s - hosts];
             let i = match interned[s - hosts].get(&set) {
@@ -202,7 +205,8 @@ pub fn reference_tables(adj: &[Vec<(PortId, NodeId)>], hosts: usize) -> Vec<Vec<
         }
         for s in hosts..n {
             if dist[s] != u32::MAX {
-                out[s - hosts][h] = adj[s].iter().filter(|(_, v)| dist[v.idx()] + 1 == dist[s]).map(|(p, _)| *p).collect();
+                out[s - hosts][h] =
+                    adj[s].iter().filter(|(_, v)| dist[v.idx()] + 1 == dist[s]).map(|(p, _)| *p).collect();
             }
         }
     }

@@ -219,6 +219,7 @@ impl World {
             }
             let (t, e) = self.ev.pop().expect("peeked");
             self.now = t;
+            self.prefetch_ahead();
             self.dispatch(e);
             if self.ev.processed() & 0xFFFF == 0 {
                 if !on_progress(&self.progress()) {
@@ -233,6 +234,22 @@ impl World {
                     }
                 }
             }
+        }
+    }
+
+    /// Start loading what the next events of the current bucket will read, one stage of the chain per event
+    /// ahead: the port three events ahead, the wire's head entry two ahead, the packet one ahead
+    /// (engine/prefetch.rs). Results do not depend on it.
+    #[inline(always)]
+    fn prefetch_ahead(&self) {
+        if let Some(Event::WireArrival(p) | Event::TxDone(p)) = self.ev.upcoming(2) {
+            self.net.prefetch_port(p);
+        }
+        if let Some(Event::WireArrival(p)) = self.ev.upcoming(1) {
+            self.net.prefetch_wire_head(p);
+        }
+        if let Some(Event::WireArrival(p)) = self.ev.upcoming(0) {
+            self.net.prefetch_wire_packet(p, &self.pk);
         }
     }
 
