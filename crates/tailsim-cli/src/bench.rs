@@ -70,7 +70,7 @@ const SCENARIOS: &[(&str, &str, &str, &str)] = &[
         "fattree5488-perm-ndp",
         "k = 28 fat tree (5,488 hosts, 980 switches, 100 Gbps), 2 MB permutation, NDP as htsim-p2: the per-hop cost at scale",
         include_str!("../../../examples/bench/fattree5488-perm-ndp.toml"),
-        "50us",
+        "20us",
     ),
     (
         "fabric-6144",

@@ -11,6 +11,16 @@ fn net(spec: &TopologySpec) -> Network {
     Network::build(spec, &NetParams::default()).expect("builds")
 }
 
+/// `hosts` hosts, then `switches` switches named s0, s1, …, and 10 Gbps links between the given nodes.
+fn small(hosts: u32, switches: u32, links: &[(u32, u32)]) -> TopologySpec {
+    let l = |&(a, b): &(u32, u32)| LinkSpec { a: NodeId(a), b: NodeId(b), rate: BitsPerSec::gbps(10), delay: Time::us(1) };
+    TopologySpec {
+        hosts,
+        switches: (0..switches).map(|i| SwitchSpec { name: format!("s{i}"), delay: Time::ZERO }).collect(),
+        links: links.iter().map(l).collect(),
+    }
+}
+
 /// Every (switch, host) of `n`'s current routes equals the reference computed on the same graph.
 fn same_as_reference(n: &Network, what: &str) -> usize {
     let adj = n.adjacency();
@@ -75,17 +85,9 @@ fn leaf_spines_route_as_the_per_host_search() {
 fn an_irregular_fabric_routes_as_the_per_host_search() {
     // A ring of five switches with a chord, hosts on three of them (one switch with none): paths of unequal
     // length, sets of one and two next hops.
-    let mut t = TopologySpec { hosts: 6, ..Default::default() };
-    for i in 0..5 {
-        t.switches.push(SwitchSpec { name: format!("s{i}"), delay: Time::ZERO });
-    }
-    let l = |a: u32, b: u32| LinkSpec { a: NodeId(a), b: NodeId(b), rate: BitsPerSec::gbps(10), delay: Time::us(1) };
-    for (h, s) in [(0, 0), (1, 0), (2, 2), (3, 2), (4, 3), (5, 3)] {
-        t.links.push(l(h, 6 + s));
-    }
-    for (a, b) in [(0, 1), (1, 2), (2, 3), (3, 4), (4, 0), (1, 3)] {
-        t.links.push(l(6 + a, 6 + b));
-    }
+    let hosts = [(0, 0), (1, 0), (2, 2), (3, 2), (4, 3), (5, 3)].map(|(h, s)| (h, 6 + s));
+    let ring = [(0, 1), (1, 2), (2, 3), (3, 4), (4, 0), (1, 3)].map(|(a, b)| (6 + a, 6 + b));
+    let t = small(6, 5, &[&hosts[..], &ring[..]].concat());
     same_as_reference(&net(&t), "ring");
 }
 
@@ -115,20 +117,11 @@ fn routes_after_failures_match_the_per_host_search() {
 
 #[test]
 fn an_unreachable_host_is_named_in_order() {
-    // Two leaf-spine halves with no link between them: host 2 (first host of the second half) is the first
-    // host some switch (leaf0) cannot reach.
-    let mut t = TopologySpec { hosts: 4, ..Default::default() };
-    for i in 0..2 {
-        t.switches.push(SwitchSpec { name: format!("s{i}"), delay: Time::ZERO });
-    }
-    let l = |a: u32, b: u32| LinkSpec { a: NodeId(a), b: NodeId(b), rate: BitsPerSec::gbps(10), delay: Time::us(1) };
-    t.links = vec![l(0, 4), l(1, 4), l(2, 5), l(3, 5)];
+    // Two switches of two hosts each and no link between them: host 0 is the first host some switch (s1)
+    // cannot reach.
+    let t = small(4, 2, &[(0, 4), (1, 4), (2, 5), (3, 5)]);
     let err = Network::build(&t, &NetParams::default()).err().expect("refused");
     assert_eq!(err, "host 0 is unreachable from switch s1");
-    let adj = {
-        let mut t2 = t.clone();
-        t2.links.push(l(4, 5));
-        net(&t2).adjacency()
-    };
+    let adj = net(&small(4, 2, &[(0, 4), (1, 4), (2, 5), (3, 5), (4, 5)])).adjacency();
     assert!(build(&adj, 4, true).is_ok());
 }

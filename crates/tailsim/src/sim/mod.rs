@@ -237,9 +237,9 @@ impl World {
         }
     }
 
-    /// Start loading what the next events of the current bucket will read, one stage of the chain per event
-    /// ahead: the port three events ahead, the wire's head entry two ahead, the packet one ahead
-    /// (engine/prefetch.rs). Results do not depend on it.
+    /// Start loading what the coming events of the current bucket will read, one stage of the chain per
+    /// event: counting from the event about to be handled, the port four events later, the wire's head entry
+    /// three later, the packet two later (engine/prefetch.rs). Results do not depend on it.
     #[inline(always)]
     fn prefetch_ahead(&self) {
         if let Some(Event::WireArrival(p) | Event::TxDone(p)) = self.ev.upcoming(2) {
