@@ -13,7 +13,8 @@ fn net(spec: &TopologySpec) -> Network {
 
 /// `hosts` hosts, then `switches` switches named s0, s1, …, and 10 Gbps links between the given nodes.
 fn small(hosts: u32, switches: u32, links: &[(u32, u32)]) -> TopologySpec {
-    let l = |&(a, b): &(u32, u32)| LinkSpec { a: NodeId(a), b: NodeId(b), rate: BitsPerSec::gbps(10), delay: Time::us(1) };
+    let l =
+        |&(a, b): &(u32, u32)| LinkSpec { a: NodeId(a), b: NodeId(b), rate: BitsPerSec::gbps(10), delay: Time::us(1) };
     TopologySpec {
         hosts,
         switches: (0..switches).map(|i| SwitchSpec { name: format!("s{i}"), delay: Time::ZERO }).collect(),
