@@ -92,30 +92,36 @@ const SCENARIOS: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
-/// Files the scenarios name, written into a scratch directory that is their base directory.
+/// Files the scenarios name, by their paths in the repository: written into a scratch directory in the same
+/// layout, so a scenario's TOML (in `examples/bench/`) finds them at the relative paths it names, here and in
+/// a checkout (`tailsim check examples/bench/htsim-p2.toml`).
 const FILES: &[(&str, &str)] = &[
-    ("fat_tree_128_100g.topo", include_str!("../../../workloads/htsim/fat_tree_128_100g.topo")),
-    ("perm128_2MB.cm", include_str!("../../../workloads/htsim/perm128_2MB.cm")),
-    ("ws128_100g_l50_2ms.cm", include_str!("../../../workloads/htsim/ws128_100g_l50_2ms.cm")),
-    ("fat_tree_1024_100g.topo", include_str!("../../../workloads/htsim/fat_tree_1024_100g.topo")),
-    ("perm1024_2MB.cm", include_str!("../../../workloads/htsim/perm1024_2MB.cm")),
-    ("fat_tree_6144_100g.topo", include_str!("../../../workloads/htsim/fat_tree_6144_100g.topo")),
-    ("one.csv", "src,dst,size_bytes,start_us\n0,6143,1000,0\n"),
+    ("workloads/htsim/fat_tree_128_100g.topo", include_str!("../../../workloads/htsim/fat_tree_128_100g.topo")),
+    ("workloads/htsim/perm128_2MB.cm", include_str!("../../../workloads/htsim/perm128_2MB.cm")),
+    ("workloads/htsim/ws128_100g_l50_2ms.cm", include_str!("../../../workloads/htsim/ws128_100g_l50_2ms.cm")),
+    ("workloads/htsim/fat_tree_1024_100g.topo", include_str!("../../../workloads/htsim/fat_tree_1024_100g.topo")),
+    ("workloads/htsim/perm1024_2MB.cm", include_str!("../../../workloads/htsim/perm1024_2MB.cm")),
+    ("workloads/htsim/fat_tree_6144_100g.topo", include_str!("../../../workloads/htsim/fat_tree_6144_100g.topo")),
+    ("examples/bench/fabric-6144.csv", include_str!("../../../examples/bench/fabric-6144.csv")),
 ];
 
-/// A scratch directory holding `FILES`, removed when dropped.
+/// A scratch directory holding `FILES`, removed when dropped; `base()` is the scenarios' directory in it.
 struct Files(std::path::PathBuf);
 
 impl Files {
     fn write() -> Result<Files, String> {
         let dir = std::env::temp_dir().join(format!("tailsim-bench-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let files = Files(dir);
         for (name, text) in FILES {
             let p = files.0.join(name);
+            let parent = p.parent().expect("a file in a directory");
+            std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
             std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
         }
         Ok(files)
+    }
+    fn base(&self) -> std::path::PathBuf {
+        self.0.join("examples/bench")
     }
 }
 
@@ -204,7 +210,7 @@ pub fn main(
         let before = tailsim::run::resident_memory_bytes().unwrap_or(0);
         let t0 = std::time::Instant::now();
         let mut exp =
-            tailsim::load_str(toml, name, &files.0, &[format!("stop.time=\"{t}\"")]).map_err(|e| e.to_string())?;
+            tailsim::load_str(toml, name, &files.base(), &[format!("stop.time=\"{t}\"")]).map_err(|e| e.to_string())?;
         let build = t0.elapsed().as_secs_f64();
         let cpu0 = thread_cpu_seconds();
         let s = exp.run_interruptible(&mut |_| !stop_asked())?;
@@ -264,7 +270,7 @@ mod tests {
     fn every_scenario_loads() {
         for (name, _, toml, time) in SCENARIOS {
             let files = Files::write().unwrap();
-            if let Err(e) = tailsim::load_str(toml, name, &files.0, &[format!("stop.time=\"{time}\"")]) {
+            if let Err(e) = tailsim::load_str(toml, name, &files.base(), &[format!("stop.time=\"{time}\"")]) {
                 panic!("bench scenario {name}: {e}");
             }
         }
