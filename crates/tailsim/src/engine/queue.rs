@@ -82,10 +82,9 @@ pub struct EventQueue {
     /// Bit b set = bucket b's list is not empty.
     full: [u64; WORDS],
     cur: u64,
-    /// The events of bucket `cur` taken out of its list, sorted descending (the next one last); valid while
-    /// `sorted`.
+    /// The events of bucket `cur` taken out of its list, sorted descending (the next one last). Not empty
+    /// exactly while bucket `cur` is being served (`serving`).
     now: Vec<Entry>,
-    sorted: bool,
     /// Events in the lists.
     listed: usize,
     /// Events at or beyond the horizon.
@@ -118,7 +117,6 @@ impl Default for EventQueue {
             full: [0; WORDS],
             cur: 0,
             now: Vec::new(),
-            sorted: false,
             listed: 0,
             far: Heap::default(),
             seq: 0,
@@ -140,7 +138,7 @@ impl EventQueue {
         let b = at.0 >> WIDTH_BITS;
         if b >= self.cur + BUCKETS as u64 {
             self.far.push(Entry { key, ev });
-        } else if b <= self.cur && self.sorted {
+        } else if b <= self.cur && self.serving() {
             // Into the bucket being served: in order (usually at its end, the next event; an event earlier
             // than the bucket, which only a caller that moved time back could make, goes there too and is
             // still the earliest of all).
@@ -166,6 +164,11 @@ impl EventQueue {
         self.full[i / 64] |= 1 << (i % 64);
         self.listed += 1;
     }
+    /// Bucket `cur` has been taken out of its list into `now`, and not yet emptied.
+    #[inline(always)]
+    fn serving(&self) -> bool {
+        !self.now.is_empty()
+    }
     #[inline(never)]
     fn insert_now(&mut self, e: Entry) {
         let at = self.now.partition_point(|x| x.key > e.key);
@@ -173,11 +176,10 @@ impl EventQueue {
     }
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        if !self.sorted {
+        if !self.serving() {
             self.advance()?;
         }
         let e = self.now.pop().expect("the current bucket is not empty once sorted");
-        self.sorted = !self.now.is_empty();
         self.popped += 1;
         Some((Time((e.key >> 64) as u64), e.ev))
     }
@@ -201,7 +203,6 @@ impl EventQueue {
                 if self.now.len() > 1 {
                     self.now.sort_unstable_by_key(|e| std::cmp::Reverse(e.key));
                 }
-                self.sorted = true;
                 return Some(());
             }
             // The next non-empty bucket, or the heap's first event when the wheel is empty.
@@ -245,14 +246,14 @@ impl EventQueue {
     #[inline(always)]
     pub fn upcoming(&self, k: usize) -> Option<Event> {
         let n = self.now.len();
-        if self.sorted && n > k + 1 {
+        if n > k + 1 {
             Some(self.now[n - 2 - k].ev)
         } else {
             None
         }
     }
     pub fn peek_time(&mut self) -> Option<Time> {
-        if !self.sorted {
+        if !self.serving() {
             self.advance()?;
         }
         self.now.last().map(|e| Time((e.key >> 64) as u64))

@@ -520,12 +520,14 @@ impl Network {
                 _ => return Err(format!("host {i} must have exactly one link, has {}", a.len())),
             }
         }
-        let leaves = adj[..h].iter().filter_map(|a| a.first().map(|x| x.1)).collect::<std::collections::HashSet<_>>();
-        if leaves.len() > routing::MAX_LEAVES {
-            return Err(format!("{} switches have hosts; at most {} can", leaves.len(), routing::MAX_LEAVES));
-        }
-        let routes = routing::build(&adj, h, true)
-            .map_err(|(s, d)| format!("host {} is unreachable from switch {}", d.0, spec.switches[s.idx() - h].name))?;
+        let routes = routing::build(&adj, h, true).map_err(|e| match e {
+            routing::RouteError::Unreachable { switch, host } => {
+                format!("host {} is unreachable from switch {}", host.0, spec.switches[switch.idx() - h].name)
+            }
+            routing::RouteError::TooManyLeaves(n) => {
+                format!("{n} switches have hosts; at most {} can", routing::MAX_LEAVES)
+            }
+        })?;
         let switches = spec
             .switches
             .iter()

@@ -40,6 +40,15 @@ pub struct Routes {
 /// A switch may have at most this many distinct next-hop sets (one per leaf at most, plus the empty one).
 pub const MAX_LEAVES: usize = u16::MAX as usize - 1;
 
+/// Why routes could not be built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RouteError {
+    /// The first host (in order) that some switch (the first, in order) cannot reach; only when strict.
+    Unreachable { switch: NodeId, host: NodeId },
+    /// More switches with hosts than a two-byte set index can tell apart.
+    TooManyLeaves(usize),
+}
+
 impl Routes {
     /// The equal-cost next hops at switch `sw` (its index among the switches) towards host `dst`, in the
     /// switch's port order; empty when there is no route.
@@ -70,8 +79,8 @@ impl Routes {
 /// `adj[n]` = (port, neighbour) for every egress port of node n that is up. Hosts are nodes 0..hosts and
 /// have at most one link. A host that some switch cannot reach is an error (the first such (switch, host)
 /// pair, hosts in order, then switches) when `strict`; otherwise that switch gets no route to it (after links
-/// failed). The caller checks that there are at most `MAX_LEAVES` leaves.
-pub fn build(adj: &[Vec<(PortId, NodeId)>], hosts: usize, strict: bool) -> Result<Routes, (NodeId, NodeId)> {
+/// failed). More than `MAX_LEAVES` leaves is an error either way.
+pub fn build(adj: &[Vec<(PortId, NodeId)>], hosts: usize, strict: bool) -> Result<Routes, RouteError> {
     let n = adj.len();
     let switches = n - hosts;
     // Leaves in order of their first host; a host with no link up (or linked to a host) has no leaf.
@@ -98,7 +107,9 @@ pub fn build(adj: &[Vec<(PortId, NodeId)>], hosts: usize, strict: bool) -> Resul
     for l in host_leaf.iter_mut().filter(|l| l.0 == u32::MAX) {
         l.0 = leaves as u32;
     }
-    assert!(leaves <= MAX_LEAVES, "checked by the caller");
+    if leaves > MAX_LEAVES {
+        return Err(RouteError::TooManyLeaves(leaves));
+    }
     let mut r = Routes {
         host_leaf,
         local,
@@ -172,7 +183,7 @@ pub fn build(adj: &[Vec<(PortId, NodeId)>], hosts: usize, strict: bool) -> Resul
             if leaf == leaves || !reached[leaf] || r.local[h].1 == 0 {
                 // The first switch that cannot reach it, in order.
                 let s = (0..switches).find(|&s| r.candidates(s, NodeId(h as u32)).is_empty()).unwrap_or(0);
-                return Err((NodeId((hosts + s) as u32), NodeId(h as u32)));
+                return Err(RouteError::Unreachable { switch: NodeId((hosts + s) as u32), host: NodeId(h as u32) });
             }
         }
     }
