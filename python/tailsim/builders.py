@@ -607,6 +607,8 @@ class Sqr(_Table):
     timestamp_bits: Optional[int] = None
     switches: Optional[Sequence[str]] = None
     backups: Optional[Any] = None
+    cache_ports: Optional[Sequence[Sequence[str]]] = None  # [switch, neighbour]: the only caching queues
+    turns: Optional[str] = None  # "packet" (default) or "time"
 
 
 @dataclass
@@ -669,6 +671,7 @@ class Output(_Table):
     warmup: Optional[str] = None
     queue_sample: Optional[str] = None
     cwnd_trace: Optional[list[int]] = None  # flow ids whose TCP window goes to cwnd.parquet
+    rx_gaps: Optional[bool] = None  # each TCP flow's longest wait at its receiver, to rx_gaps.parquet
     dir: Optional[str] = None
     pcap: Optional[list[Union[str, Sequence[str]]]] = None  # nodes, [a, b] links or "hosts": pcap/<a>-<b>.pcap
     pcap_max_packets: Optional[int] = None

@@ -150,6 +150,12 @@ class Result:
         return self._table("cwnd")
 
     @property
+    def rx_gaps(self) -> pd.DataFrame:
+        """With ``output.rx_gaps``: every completed TCP flow's longest wait at its receiver for new data
+        (``flow_id, gap_ps, gap_us, gap_end_us``; empty otherwise; docs/config.md)."""
+        return self._table("rx_gaps")
+
+    @property
     def telemetry(self) -> pd.DataFrame:
         """BurstRadar runs: one row per record the monitor received (port, packet, enqueue/dequeue times and
         depths in cells, whether the oracle counts it); empty otherwise (docs/burstradar.md)."""

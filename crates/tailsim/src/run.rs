@@ -527,7 +527,7 @@ impl Experiment {
             write("retrievals", self.retrieval_columns()?)?;
             write("workflows", self.workflow_columns())?;
         }
-        for (name, cols) in self.world.net.mechanism_tables().into_iter().chain(self.world.transport.table()) {
+        for (name, cols) in self.world.net.mechanism_tables().into_iter().chain(self.world.transport.tables()) {
             write(name, cols)?;
         }
         for (file, bytes) in self.world.net.write_mechanism_files(dir)? {

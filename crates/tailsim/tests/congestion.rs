@@ -206,7 +206,7 @@ fn cubic_keeps_a_small_buffer_busier_than_newreno() {
 /// The `cwnd` table's rows: (una, nxt, cwnd, event).
 fn cwnd_rows(e: &Experiment) -> Vec<(i64, i64, f64, String)> {
     use tailsim::metrics::output::Column;
-    let (name, cols) = e.world.transport.table().expect("a cwnd table");
+    let (name, cols) = e.world.transport.tables().into_iter().next().expect("a cwnd table");
     assert_eq!(name, "cwnd");
     let int = |n: &str| match cols.iter().find(|c| matches!(c, Column::I64(m, _) if *m == n)) {
         Some(Column::I64(_, v)) => v.clone(),
@@ -291,7 +291,7 @@ fn dctcp_freezes_too_and_traces_only_the_named_flows() {
     let (e, _) = run(&marked_first_round("kind = \"dctcp\"").replace("cwnd_trace = [0]", "cwnd_trace = [1]"));
     assert!(cwnd_rows(&e).is_empty());
     let (e, _) = run(&marked_first_round("kind = \"dctcp\"").replace("cwnd_trace = [0]", ""));
-    assert!(e.world.transport.table().is_none());
+    assert!(e.world.transport.tables().is_empty());
 }
 
 /// Linux's slow start stops at ssthresh (`tcp_slow_start`): after a timeout the window restarts from one
@@ -318,7 +318,7 @@ fn slow_start_rows(extra: &str) -> (u32, u32, u32) {
     let trace: Vec<String> = (0..30).map(|i| i.to_string()).collect();
     let toml = format!("{}\n[output]\ncwnd_trace = [{}]\n", many_to_one(30, "200KB", &tcp, sw), trace.join(", "));
     let (e, _) = run(&toml);
-    let (_, cols) = e.world.transport.table().expect("a cwnd table");
+    let (_, cols) = e.world.transport.tables().into_iter().next().expect("a cwnd table");
     let f64s = |n: &str| match cols.iter().find(|c| matches!(c, Column::F64(m, _) if *m == n)) {
         Some(Column::F64(_, v)) => v.clone(),
         _ => panic!("no column {n}"),

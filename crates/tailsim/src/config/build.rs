@@ -813,6 +813,12 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
             _ => return Err(c.err("output.cwnd_trace", format!("traces TCP's window; transport.kind is \"{kind}\""))),
         }
     }
+    if o.rx_gaps == Some(true) {
+        match &mut transport {
+            crate::transport::Transport::Tcp(t) if kind != "ideal" => t.rx_gaps.on = true,
+            _ => return Err(c.err("output.rx_gaps", format!("times TCP's receivers; transport.kind is \"{kind}\""))),
+        }
+    }
     let format = match o.format.as_deref().unwrap_or("parquet") {
         "parquet" => OutputFormat::Parquet,
         "csv" => OutputFormat::Csv,

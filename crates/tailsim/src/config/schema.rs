@@ -414,6 +414,8 @@ pub struct OutputCfg {
     pub queue_sample: Option<Duration>,
     /// Flow ids whose TCP congestion window is recorded at every ACK and timeout into cwnd.parquet.
     pub cwnd_trace: Option<Vec<u64>>,
+    /// Every completed TCP flow's longest wait at the receiver for new data, into rx_gaps.parquet.
+    pub rx_gaps: Option<bool>,
     /// Links whose packets are written as pcap files: a node (its link's two directions; a host's NIC
     /// link), a pair of nodes (that link's two directions), or "hosts" (every host's link).
     pub pcap: Option<Vec<PcapEntry>>,
@@ -487,6 +489,10 @@ pub struct SqrCfg {
     pub switches: Option<Vec<String>>,
     /// LRR backups: [switch, primary neighbour, backup neighbour].
     pub backups: Option<Vec<[String; 3]>>,
+    /// Ring: the only ports (as [switch, neighbour]) whose caching queues a listed switch uses.
+    pub cache_ports: Option<Vec<[String; 2]>>,
+    /// Ring: how a caching queue and its port's own queue take turns, "time" (default) or "packet".
+    pub turns: Option<String>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]

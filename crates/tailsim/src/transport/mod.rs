@@ -182,11 +182,11 @@ pub enum Transport {
 }
 
 impl Transport {
-    /// The transport's own results table (TCP's `cwnd` trace), if it has one.
-    pub fn table(&self) -> Option<(&'static str, Vec<crate::metrics::output::Column>)> {
+    /// The transport's own results tables (TCP's `cwnd` trace and `rx_gaps`), those asked for.
+    pub fn tables(&self) -> Vec<(&'static str, Vec<crate::metrics::output::Column>)> {
         match self {
-            Transport::Tcp(t) => t.trace.table(),
-            _ => None,
+            Transport::Tcp(t) => t.trace.table().into_iter().chain(t.rx_gaps.table()).collect(),
+            _ => Vec::new(),
         }
     }
 

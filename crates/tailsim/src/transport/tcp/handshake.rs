@@ -36,7 +36,8 @@ impl Tcp {
 
     /// The receiver answers every SYN, a repeated one too (its SYN-ACK may have been lost).
     pub(super) fn on_syn(&mut self, ctx: &mut Ctx, p: Packet) {
-        let f = self.flows.get(p.flow.0);
+        let f = self.flows.get_mut(p.flow.0);
+        f.rx.opened(ctx.now);
         let mut a = control_packet(&self.cfg, f, PktKind::SynAck, p.flow, p.flow_gen, true);
         a.ts = p.ts;
         ctx.send(f.dst, a);

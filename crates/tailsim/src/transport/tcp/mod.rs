@@ -11,7 +11,7 @@ mod handshake;
 mod trace;
 
 pub use cubic::CubicParams;
-pub use trace::CwndTrace;
+pub use trace::{CwndTrace, RxGaps};
 use trace::{TraceEvent, Window};
 
 pub use fastlane::NoticeReaction;
@@ -228,6 +228,8 @@ struct Flow {
     last_ts: Time,
     delack_timer: Timer,
     received: bool,
+    /// `output.rx_gaps`: arrivals of new data.
+    rx: trace::RxClock,
 }
 
 /// The TCP transport: all flows' state.
@@ -239,6 +241,8 @@ pub struct Tcp {
     pub stats: TcpStats,
     /// `output.cwnd_trace`: the traced flows' windows.
     pub trace: CwndTrace,
+    /// `output.rx_gaps`: the receivers' longest wait for new data, per flow.
+    pub rx_gaps: RxGaps,
 }
 
 /// What TCP senders counted (in summary.json's `transport` once a notice arrived).
@@ -260,7 +264,14 @@ pub struct TcpStats {
 
 impl Tcp {
     pub fn new(cfg: TcpConfig) -> Tcp {
-        Tcp { cfg, flows: Slab::default(), gens: Vec::new(), stats: TcpStats::default(), trace: CwndTrace::default() }
+        Tcp {
+            cfg,
+            flows: Slab::default(),
+            gens: Vec::new(),
+            stats: TcpStats::default(),
+            trace: CwndTrace::default(),
+            rx_gaps: RxGaps::default(),
+        }
     }
 
     pub fn active(&self) -> usize {
@@ -335,6 +346,7 @@ impl Tcp {
             last_ts: Time::ZERO,
             delack_timer: Timer::default(),
             received: false,
+            rx: trace::RxClock::default(),
         };
         let slot = FlowSlot(self.flows.insert(flow));
         super::track_slot(&mut self.gens, slot);
@@ -421,6 +433,7 @@ impl Tcp {
         if s < f.rcv_nxt || f.ooo.iter().any(|&(a, b)| a <= s && s < b) {
             immediate = true; // duplicate: ACK at once so the sender learns
         } else if s == f.rcv_nxt {
+            f.rx.progress(ctx.now);
             f.rcv_nxt += 1;
             if let Some(&(a, b)) = f.ooo.first() {
                 if a == f.rcv_nxt {
@@ -430,6 +443,7 @@ impl Tcp {
                 immediate = true; // filled (part of) a hole: RFC 5681 asks for an immediate ACK
             }
         } else {
+            f.rx.progress(ctx.now);
             insert_range(&mut f.ooo, s);
             f.last_ooo = s;
             immediate = true; // out of order: duplicate ACK with SACK at once
@@ -438,6 +452,7 @@ impl Tcp {
             f.received = true;
             immediate = true;
             ctx.report(FlowEvent::Received { id: f.id, at: ctx.now });
+            self.rx_gaps.record(f.id, &f.rx);
         } else if first {
             ctx.report(FlowEvent::Heard { id: f.id, at: ctx.now });
         }

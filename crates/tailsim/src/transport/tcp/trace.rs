@@ -93,3 +93,75 @@ impl CwndTrace {
         ))
     }
 }
+
+/// The receivers' longest silence (`output.rx_gaps = true`): for every flow that completes, the longest time
+/// between two consecutive arrivals of segments bringing data the receiver did not hold yet, from the first
+/// such segment (or the SYN, with the handshake) to the one that completes the flow (rx_gaps.parquet).
+/// Duplicates do not end a gap: it is the time the receiver waited for progress, what the SQR thesis calls
+/// the recovery time (Fig. 4.8) when a failure caused it. `first_us` is when the receiver heard of the flow
+/// (its SYN or first segment), for the wait before it: against the same flow in a run without the failure.
+#[derive(Default)]
+pub struct RxGaps {
+    pub on: bool,
+    rows: Vec<(u64, Time, Time, Time)>,
+}
+
+/// One flow's receiver clock: the last arrival of new data and the longest gap so far (with its end).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RxClock {
+    first: Option<Time>,
+    last: Option<Time>,
+    gap: Time,
+    gap_end: Time,
+}
+
+impl RxClock {
+    /// The connection's first SYN arrived at `now` (a repeated one changes nothing): the receiver's wait
+    /// starts here, as a capture at the receiver would show it.
+    #[inline]
+    pub fn opened(&mut self, now: Time) {
+        self.last.get_or_insert(now);
+        self.first.get_or_insert(now);
+    }
+
+    /// A segment with new data arrived at `now`.
+    #[inline]
+    pub fn progress(&mut self, now: Time) {
+        if let Some(l) = self.last {
+            if now - l > self.gap {
+                self.gap = now - l;
+                self.gap_end = now;
+            }
+        }
+        self.last = Some(now);
+        self.first.get_or_insert(now);
+    }
+}
+
+impl RxGaps {
+    /// Flow `flow` completed with receiver clock `c`.
+    pub fn record(&mut self, flow: u64, c: &RxClock) {
+        if self.on {
+            self.rows.push((flow, c.gap, c.gap_end, c.first.unwrap_or_default()));
+        }
+    }
+
+    /// The `rx_gaps` table, rows in flow id order, if asked for.
+    pub fn table(&self) -> Option<(&'static str, Vec<Column>)> {
+        if !self.on {
+            return None;
+        }
+        let mut r = self.rows.clone();
+        r.sort_unstable_by_key(|x| x.0);
+        Some((
+            "rx_gaps",
+            vec![
+                Column::I64("flow_id", r.iter().map(|x| x.0 as i64).collect()),
+                Column::I64("gap_ps", r.iter().map(|x| x.1 .0 as i64).collect()),
+                Column::F64("gap_us", r.iter().map(|x| x.1 .0 as f64 / 1e6).collect()),
+                Column::F64("gap_end_us", r.iter().map(|x| x.2 .0 as f64 / 1e6).collect()),
+                Column::F64("first_us", r.iter().map(|x| x.3 .0 as f64 / 1e6).collect()),
+            ],
+        ))
+    }
+}
