@@ -203,7 +203,8 @@ def _reproduce(argv: list[str]) -> int:
         "detail: micro (Figs. 5.6-5.8), asym (Fig. 5.10), web (Figs. 5.12-5.13), verify (Fig. 5.5), longflows "
         "(Fig. 5.9); fastlane: util (Fig. 6.5), share (Figs. 6.7-6.8), caps (Figs. 6.9-6.10), buffers "
         "(Figs. 6.11-6.12), testbed (Fig. 6.14); burstradar: efficiency (Fig. 3.5), extras (Fig. 3.6); "
-        "sqr: fct (Figs. 4.3, 4.10-4.11), loss (Fig. 4.9), longflow (Fig. 4.7); linkguardian: stress (Figs. 5.10, "
+        "sqr: fct (Figs. 4.3, 4.8, 4.10-4.11), loss (Fig. 4.9), longflow (Fig. 4.7), egress (Fig. 4.14), background "
+        "(TPC-H stand-in); linkguardian: stress (Figs. 5.10, "
         "5.12, 5.17), short (Table 5.1, Figs. 5.15-5.16), motivation (Fig. 5.4), cubic (Table 5.3), transport "
         "(Figs. 5.13-5.14); default: all",
     )

@@ -3,7 +3,7 @@
 
 use super::build::{node_named, Ctx, R};
 use super::schema::{ExperimentConfig, SqrCfg};
-use crate::net::mech::sqr::{Cache, Recovery, Sqr, SqrParams};
+use crate::net::mech::sqr::{Cache, Recovery, Sqr, SqrParams, Turns};
 use crate::net::mech::Mech;
 use crate::net::{BufferPolicy, Network};
 use crate::units::{PortId, Time};
@@ -36,14 +36,24 @@ fn params(c: &Ctx, cfg: &ExperimentConfig, q: &SqrCfg, net: &Network) -> R<SqrPa
     if !(pass_cost > 0.0 && pass_cost <= 1.0) {
         return Err(c.err("sqr.pass_cost", format!("a fraction of a serialization time in (0, 1], found {pass_cost}")));
     }
+    let turns = match q.turns.as_deref().unwrap_or("packet") {
+        "time" => Turns::Time,
+        "packet" => Turns::Packet,
+        o => return Err(c.err("sqr.turns", format!("expected \"time\" or \"packet\", found \"{o}\""))),
+    };
     let cache = match q.cache.as_deref().unwrap_or("ring") {
-        "ring" => Cache::Ring { pass_cost, clone_delay },
+        "ring" => Cache::Ring { pass_cost, clone_delay, turns },
         "ideal" => Cache::Ideal,
         "off" => Cache::Off,
         o => return Err(c.err("sqr.cache", format!("expected \"ring\", \"ideal\" or \"off\", found \"{o}\""))),
     };
     if !matches!(cache, Cache::Ring { .. }) {
-        for (k, set) in [("pass_cost", q.pass_cost.is_some()), ("clone_delay", q.clone_delay.is_some())] {
+        for (k, set) in [
+            ("pass_cost", q.pass_cost.is_some()),
+            ("clone_delay", q.clone_delay.is_some()),
+            ("turns", q.turns.is_some()),
+            ("cache_ports", q.cache_ports.is_some()),
+        ] {
             if set {
                 return Err(c.err(&format!("sqr.{k}"), "applies only with sqr.cache = \"ring\""));
             }
@@ -141,6 +151,19 @@ fn params(c: &Ctx, cfg: &ExperimentConfig, q: &SqrCfg, net: &Network) -> R<SqrPa
         }
         backups.push((ends[0], ends[1]));
     }
+    let mut cache_ports = Vec::new();
+    for (i, [sw, name]) in q.cache_ports.iter().flatten().enumerate() {
+        let key = format!("sqr.cache_ports[{i}]");
+        let Some(s) = net.switch_named(sw) else { return Err(c.err(&key, format!("no switch named \"{sw}\""))) };
+        if !switches.contains(&s) {
+            return Err(c.err(&key, format!("\"{sw}\" is not one of sqr.switches")));
+        }
+        let Some(p) = port_to(s, name) else { return Err(c.err(&key, format!("\"{sw}\" has no link to \"{name}\""))) };
+        if cache_ports.contains(&p) {
+            return Err(c.err(&key, format!("\"{sw}\" → \"{name}\" is listed twice")));
+        }
+        cache_ports.push(p);
+    }
     let buffer = switches
         .iter()
         .map(|&s| match net.switches[s].buffer {
@@ -162,5 +185,6 @@ fn params(c: &Ctx, cfg: &ExperimentConfig, q: &SqrCfg, net: &Network) -> R<SqrPa
         timestamp_bits,
         switches: switches.iter().map(|&s| net.switches[s].ports.clone()).collect(),
         backups,
+        cache_ports,
     })
 }

@@ -46,11 +46,22 @@ pub enum Cache {
         pass_cost: f64,
         /// From one pass's end (or the copy's making) to the next caching queue.
         clone_delay: Time,
+        /// How the caching queue and the port's own queue of the same priority take turns.
+        turns: Turns,
     },
     /// An exact delayed queue per primary port: no passes, no cost, released exactly δ after the copy.
     Ideal,
     /// No copies: the recovery scheme alone (the baselines SB' and LRR).
     Off,
+}
+
+/// How a port's caching queue and its own queue of the same priority share the transmitter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Turns {
+    /// Equal transmitter time while both have work (a pass is cheap, so passes come often).
+    Time,
+    /// One pass per own packet while both have work (round robin by packet; the default, Fig. 4.14).
+    Packet,
 }
 
 #[derive(Clone, Debug)]
@@ -77,6 +88,9 @@ pub struct SqrParams {
     pub switches: Vec<Vec<PortId>>,
     /// Configured LRR backups: (primary, backup) port pairs, for every destination.
     pub backups: Vec<(PortId, PortId)>,
+    /// Ports whose caching queues their switch may use; empty: every port of every SQR switch. A switch
+    /// with none listed uses all its ports.
+    pub cache_ports: Vec<PortId>,
 }
 
 /// A copy's SQR metadata (thesis §4.3.3: added when it is made, stripped before it leaves the switch).
@@ -115,9 +129,15 @@ struct PortState {
     failed: bool,
     /// The link came back and the switch has seen it.
     back: bool,
+    /// Failed and not yet seen back: the switch's δ is raised for it.
+    raised: bool,
+    /// Its caching queue may hold copies (`cache_ports`).
+    caches: bool,
     next_tag: u32,
-    /// NextPktTag (Alg. 4).
-    next_release: u32,
+    /// While failed: the tags of the copies owed for this primary, in order. Alg. 4's NextPktTag is the
+    /// front: the tags held when the failure was detected (the ring may have retired younger copies before
+    /// older ones, so they need not be consecutive), then those of originals taken in since.
+    owed: VecDeque<u32>,
     /// The last tag resent for this primary (to count resends out of order).
     last_resent: Option<u32>,
     /// Copies (and sole originals) held for this primary, and their bytes.
@@ -149,6 +169,8 @@ struct SwitchState {
     least_util: u64,
     clone: Pipe,
     failed: u32,
+    /// Its failed ports not yet seen back (δ is raised while there is one).
+    down: u32,
     cache_bytes: u64,
     max_cache_bytes: u64,
 }
@@ -218,12 +240,18 @@ impl Sqr {
                     s.cache_q.reserve(64);
                 }
             }
+            let listed: Vec<PortId> = list.iter().copied().filter(|p| prm.cache_ports.contains(p)).collect();
+            let caching = if listed.is_empty() { list.clone() } else { listed };
+            for &p in &caching {
+                st[p.idx()].caches = true;
+            }
             sws.push(SwitchState {
                 ports: list.clone(),
-                llp: list[0],
+                llp: caching[0],
                 least_util: 0,
                 clone: Pipe::default(),
                 failed: 0,
+                down: 0,
                 cache_bytes: 0,
                 max_cache_bytes: 0,
             });
@@ -232,7 +260,7 @@ impl Sqr {
     }
 
     fn delta(&self, sw: u32) -> Time {
-        if self.sws[sw as usize].failed > 0 {
+        if self.sws[sw as usize].down > 0 {
             self.prm.delta + self.prm.raise
         } else {
             self.prm.delta
@@ -304,6 +332,9 @@ impl Sqr {
         let st = &mut self.ports[p.idx()];
         let m = Meta { tag: st.next_tag, start: 0, primary: p, sole, wait_at: PortId::NONE };
         st.next_tag = st.next_tag.wrapping_add(1);
+        if st.failed {
+            st.owed.push_back(m.tag); // an original taken in while the port is failed
+        }
         let size = c.packet(id).size as u64;
         st.held += 1;
         st.held_bytes += size;
@@ -368,7 +399,8 @@ impl Sqr {
         if self.ready(s.llp) {
             return s.llp;
         }
-        s.ports.iter().copied().find(|&p| self.ready(p)).unwrap_or(s.ports[0])
+        let caching = || s.ports.iter().copied().filter(|&p| self.ports[p.idx()].caches);
+        caching().find(|&p| self.ready(p)).or_else(|| caching().next()).unwrap_or(s.ports[0])
     }
 
     /// An original of `size` bytes leaves port `p` of switch `sw`: the port's utilization (bytes sent in the
@@ -382,6 +414,9 @@ impl Sqr {
         let into = (now - st.win_start).0 as u128;
         let w = self.prm.window.0 as u128;
         let util = st.cur + (st.prev as u128 * (w - into.min(w)) / w) as u64;
+        if !st.caches {
+            return;
+        }
         let s = &mut self.sws[sw];
         if util < s.least_util || p == s.llp {
             s.llp = p;
@@ -411,8 +446,6 @@ impl Sqr {
         }
         let st = &self.ports[p.idx()];
         if !st.failed {
-            let st = &mut self.ports[p.idx()];
-            st.next_release = st.next_release.max(m.tag.wrapping_add(1));
             self.unhold(c, id);
             if m.sole {
                 // Ours: never drop the last one of a packet; out of its own port, now up again.
@@ -427,23 +460,25 @@ impl Sqr {
         let b = self.backup(p, c.packet(id).dst);
         if b == PortId::NONE {
             self.n.no_backup += 1;
+            self.ports[p.idx()].owed.retain(|&t| t != m.tag);
             self.unhold(c, id);
             c.effect(Effect::Drop { port: p, id, why: crate::net::port::DropReason::NoRoute });
             return true;
         }
         // Alg. 3 as written: an old enough copy goes to the backup port whether or not its link works yet, so
         // a δ shorter than the route failure time loses it there (δ must cover detection plus recovery).
-        let next = self.ports[p.idx()].next_release;
-        if m.tag > next {
-            // Alg. 4: back into the backup port's caching queue, where the waiting copies keep their order.
-            self.n.waited += 1;
-            self.meta[id.idx()].wait_at = b;
-            return false;
-        }
-        if m.tag < next {
-            self.n.late += 1;
-        } else {
-            self.ports[p.idx()].next_release = next.wrapping_add(1);
+        match self.ports[p.idx()].owed.front() {
+            Some(&next) if m.tag > next => {
+                // Alg. 4: back into the backup port's caching queue, where the waiting copies keep their order.
+                self.n.waited += 1;
+                self.meta[id.idx()].wait_at = b;
+                return false;
+            }
+            Some(&next) if m.tag == next => {
+                self.ports[p.idx()].owed.pop_front();
+            }
+            // Never (every copy held for a failed primary is owed): counted, and sent.
+            _ => self.n.late += 1,
         }
         self.n.resent += 1;
         let st = &mut self.ports[p.idx()];
@@ -462,23 +497,32 @@ impl Sqr {
     /// A switch saw port `p` fail: δ rises, LRR computes its backups, and resending starts from the oldest
     /// copy held for `p`.
     fn detect(&mut self, c: &mut HookCtx, p: PortId) {
-        let st = &self.ports[p.idx()];
+        let st = &mut self.ports[p.idx()];
+        let sw = st.sw as usize;
+        // δ rises until the switch sees the link back, also for a port failed again while it still owes copies.
+        if !st.raised {
+            st.raised = true;
+            self.sws[sw].down += 1;
+        }
         // A failure shorter than the detection delay is still reported (the detector saw the link go down);
         // the port is then back as soon as the switch sees it up again.
         if st.failed {
+            st.back = false;
             return;
         }
         self.n.detected += 1;
-        let sw = st.sw as usize;
-        let mut oldest: Option<u32> = None;
+        // What is owed: every copy held for p, in tag order (taken out to keep its capacity: no allocation).
+        let mut owed = std::mem::take(&mut self.ports[p.idx()].owed);
+        owed.clear();
         self.held(&mut |id| {
             let m = self.meta[id.idx()];
             if m.primary == p {
-                oldest = Some(oldest.map_or(m.tag, |o| o.min(m.tag)));
+                owed.push_back(m.tag);
             }
         });
+        owed.make_contiguous().sort_unstable();
         let st = &mut self.ports[p.idx()];
-        st.next_release = oldest.unwrap_or(st.next_tag);
+        st.owed = owed;
         st.failed = true;
         st.back = false;
         self.sws[sw].failed += 1;
@@ -598,7 +642,10 @@ impl Hooks for Sqr {
         }
         let sw = self.ports[at.idx()].sw as usize;
         let pt = &c.ports[at.idx()];
-        self.ports[at.idx()].own_time += pt.rate.tx_time(size + pt.wire_overhead as u64).0;
+        self.ports[at.idx()].own_time += match self.prm.cache {
+            Cache::Ring { turns: Turns::Packet, .. } => 1,
+            _ => pt.rate.tx_time(size + pt.wire_overhead as u64).0,
+        };
         self.account(c.now, sw, at, size);
         let st = &self.ports[at.idx()];
         if !st.protected || self.prm.cache == Cache::Off || !self.protects(p) {
@@ -634,10 +681,12 @@ impl Hooks for Sqr {
 
     /// The caching queue and the port's own queue share a priority level, served round-robin (§4.4.4): a
     /// pass when the caching queue's head is of a more urgent class, or of the same class and it is its turn.
-    /// Turns are by transmitter time (ours: a pass costs a fraction of a packet's time, and with turns by
-    /// packet a busy port would give its caching queue a pass per full-size packet, 1.3 µs a pass at 10G).
+    /// Turns are by packet by default: one pass per own packet while both queues have work, which is what
+    /// Fig. 4.14 measured (a line-rate port keeps 9.2 of its 9.9 Gb/s beside 10 Gb/s of SQR traffic;
+    /// docs/sqr.md). By transmitter time (`turns = "time"`), cheap passes come so often that the caching
+    /// queue takes half of a busy port.
     fn on_serve(&mut self, c: &mut HookCtx, at: PortId) -> Option<Time> {
-        let Cache::Ring { pass_cost, .. } = self.prm.cache else { return None };
+        let Cache::Ring { pass_cost, turns, .. } = self.prm.cache else { return None };
         let st = &self.ports[at.idx()];
         let &head = st.cache_q.front()?;
         let pt = &c.ports[at.idx()];
@@ -662,7 +711,7 @@ impl Hooks for Sqr {
         self.n.passes += 1;
         let wire = c.packet(head).size as u64 + pt.wire_overhead as u64;
         let d = Time(((pt.rate.tx_time(wire).0 as f64 * pass_cost).round() as u64).max(1));
-        st.pass_time += d.0;
+        st.pass_time += if turns == Turns::Packet { 1 } else { d.0 };
         c.timer(c.now + d, key(PASS, at.0));
         Some(d)
     }
@@ -718,8 +767,25 @@ impl Hooks for Sqr {
             }
             BACK => {
                 let p = PortId(i);
-                if self.ports[p.idx()].link_up {
-                    self.ports[p.idx()].back = true;
+                let st = &mut self.ports[p.idx()];
+                if st.link_up {
+                    st.back = true;
+                    let sw = st.sw as usize;
+                    if std::mem::take(&mut st.raised) {
+                        // The route is back: δ falls (once no other port of the switch is down), so the
+                        // copies waiting for it go out now, in order, rather than each at the raised age.
+                        // What arrived during the failure is held for less than the raised δ (Fig. 4.8's
+                        // recovery times below 760 µs).
+                        self.sws[sw].down -= 1;
+                        if self.sws[sw].down == 0 && self.prm.cache == Cache::Ideal {
+                            for j in 0..self.sws[sw].ports.len() {
+                                let q = self.sws[sw].ports[j];
+                                if !self.ports[q.idx()].ideal.is_empty() {
+                                    self.ideal_release(c, q);
+                                }
+                            }
+                        }
+                    }
                     self.try_restore(p);
                 }
             }
