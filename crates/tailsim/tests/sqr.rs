@@ -1,4 +1,4 @@
-//! SQR (net/mech/sqr.rs) on the thesis's testbed: failures of sw6–sw10 masked by the caching ring, with SB'
+//! SQR (net/mech/sqr/) on the thesis's testbed: failures of sw6–sw10 masked by the caching ring, with SB'
 //! and LRR recovery; what each baseline loses; the cache's bound; no effect without failures; bad input.
 
 mod common;

@@ -37,7 +37,7 @@ pub struct ExperimentConfig {
     pub codel: Option<CodelCfg>,
     /// BurstRadar's microburst telemetry at one switch (net/mech/burstradar.rs).
     pub burstradar: Option<BurstRadarCfg>,
-    /// SQR's packet caching at switches, with its link-failure recovery (net/mech/sqr.rs).
+    /// SQR's packet caching at switches, with its link-failure recovery (net/mech/sqr/).
     pub sqr: Option<SqrCfg>,
     /// LinkGuardian's link-local retransmission over corrupting links (net/mech/linkguardian.rs).
     pub linkguardian: Option<LinkGuardianCfg>,

@@ -1,4 +1,4 @@
-//! The `[sqr]` section: SQR's caching and the recovery scheme it protects (net/mech/sqr.rs), checked and
+//! The `[sqr]` section: SQR's caching and the recovery scheme it protects (net/mech/sqr/), checked and
 //! installed on the SQR switches' ports. Defaults are the thesis's testbed (docs/sqr.md).
 
 use super::build::{node_named, Ctx, R};

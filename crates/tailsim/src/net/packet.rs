@@ -130,7 +130,7 @@ pub struct Packet {
     pub in_port: PortId,
     pub hops: u8,
     /// Sent off its shortest path by a switch's local failover (SQR's LRR): the next switch must not send it
-    /// back where it came from (`net/mech/sqr.rs`), and clears the mark.
+    /// back where it came from (`net/mech/sqr/`), and clears the mark.
     pub detour: bool,
     /// Who made it (the ledger's category; set by the arena).
     pub origin: Origin,

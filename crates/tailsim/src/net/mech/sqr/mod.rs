@@ -27,6 +27,9 @@ use crate::net::port::Port;
 use crate::units::{NodeId, PktId, PortId, Time};
 use std::collections::VecDeque;
 
+mod lrr;
+use lrr::lrr_backups;
+
 /// How routes recover from a failed link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Recovery {
@@ -147,8 +150,8 @@ struct PortState {
     /// Ring: the caching queue at this port, the copy in its pass, and whose turn it is.
     cache_q: VecDeque<PktId>,
     passing: Option<PktId>,
-    /// Transmitter time given to the port's own packets and to passes since both last had work (ps): the
-    /// two queues of one priority share the port's time equally.
+    /// Transmitter time (ps) given to the port's own packets and to passes since both last had work, or
+    /// packets and passes with turns by packet: the two queues of one priority share the port by it.
     own_time: u64,
     pass_time: u64,
     /// Original bytes sent in the current and the previous window.
@@ -549,46 +552,6 @@ impl Sqr {
             self.ports[p.idx()].ideal.pop_front();
         }
     }
-}
-
-/// LRR's backup for each destination host when port `p` (switch s → neighbour n) fails: the other port of s
-/// towards a switch whose distance to the host, avoiding s, is least (ties: the first port). Ours: the thesis
-/// takes backups from path probing (CONGA/HULA-like); on a healthy fabric this is what probing would find.
-fn lrr_backups(c: &HookCtx, p: PortId) -> Vec<PortId> {
-    let ports = c.ports;
-    let s = ports[p.idx()].node;
-    let n = ports.iter().map(|q| q.node.idx().max(q.peer.idx())).max().unwrap_or(0) + 1;
-    let mut adj = vec![Vec::new(); n];
-    for q in ports {
-        if q.up && q.node != s && q.peer != s {
-            adj[q.node.idx()].push(q.peer.idx());
-        }
-    }
-    let mut best = vec![(u32::MAX, PortId::NONE); c.hosts];
-    for (i, q) in ports.iter().enumerate() {
-        let q_id = PortId(i as u32);
-        if q.node != s || q_id == p || !q.up || q.peer.idx() < c.hosts {
-            continue;
-        }
-        // Distances from the neighbour over the fabric without s.
-        let mut dist = vec![u32::MAX; n];
-        let mut queue = VecDeque::from([q.peer.idx()]);
-        dist[q.peer.idx()] = 0;
-        while let Some(u) = queue.pop_front() {
-            for &v in &adj[u] {
-                if dist[v] == u32::MAX {
-                    dist[v] = dist[u] + 1;
-                    queue.push_back(v);
-                }
-            }
-        }
-        for (h, b) in best.iter_mut().enumerate() {
-            if dist[h] < b.0 {
-                *b = (dist[h], q_id);
-            }
-        }
-    }
-    best.into_iter().map(|b| b.1).collect()
 }
 
 impl Hooks for Sqr {
