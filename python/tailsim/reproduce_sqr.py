@@ -427,29 +427,28 @@ BOUND = "exact: the run's maximum against Eq. 4.1's bound"
 ONE_FAILURE = "exact: one flow, one failure at a fixed time, no randomness in the scenario"
 
 
+def _per_flow(g: pd.DataFrame, scheme: str, col: str) -> np.ndarray:
+    """A scheme's per-flow list ``col`` (a column of ``_hit_stats``) as an array; empty if it has none."""
+    r = g[g["scheme"] == scheme]
+    if not len(r) or col not in r:
+        return np.array([])
+    return np.asarray(r[col].iloc[0], dtype=float)
+
+
 def _hit(g: pd.DataFrame, scheme: str) -> tuple[np.ndarray, np.ndarray]:
     """A scheme's failure-hit flows: their FCTs and the same flows' without failures (µs)."""
-    r = g[g["scheme"] == scheme]
-    if not len(r) or "hit_fct_us" not in r:
-        return np.array([]), np.array([])
-    return np.asarray(r["hit_fct_us"].iloc[0], dtype=float), np.asarray(r["hit_base_us"].iloc[0], dtype=float)
+    return _per_flow(g, scheme, "hit_fct_us"), _per_flow(g, scheme, "hit_base_us")
 
 
 def _gaps(g: pd.DataFrame, scheme: str) -> np.ndarray:
     """A scheme's failure-hit flows' recovery times (µs): the receiver's longest wait for new data, or how much
     later than without the failure it heard of the flow, whichever is longer."""
-    r = g[g["scheme"] == scheme]
-    if not len(r) or "hit_gap_us" not in r:
-        return np.array([])
-    return np.asarray(r["hit_gap_us"].iloc[0], dtype=float)
+    return _per_flow(g, scheme, "hit_gap_us")
 
 
 def _all(g: pd.DataFrame, scheme: str) -> np.ndarray:
     """Every flow's FCT under a scheme (µs), in flow order (every scheme runs the same flows)."""
-    r = g[g["scheme"] == scheme]
-    if not len(r) or "all_fct_us" not in r:
-        return np.array([])
-    return np.asarray(r["all_fct_us"].iloc[0], dtype=float)
+    return _per_flow(g, scheme, "all_fct_us")
 
 
 def _orders(g: pd.DataFrame, base: str, prot: str) -> Optional[targets.Estimate]:

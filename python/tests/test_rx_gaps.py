@@ -75,3 +75,8 @@ def test_without_the_key_there_is_no_table_and_other_transports_refuse_it(tmp_pa
     assert r.rx_gaps.empty
     with pytest.raises(ConfigError, match=r"output.rx_gaps.*TCP's receivers.*homa"):
         tailsim.run({**cfg, "transport": {"kind": "homa"}, "output": {"rx_gaps": True}}, tmp_path / "h", progress=False)
+    # The same refusal, from the same check, for the other TCP-only output.
+    with pytest.raises(ConfigError, match=r"output.cwnd_trace.*TCP's window.*homa"):
+        tailsim.run(
+            {**cfg, "transport": {"kind": "homa"}, "output": {"cwnd_trace": [0]}}, tmp_path / "c", progress=False
+        )

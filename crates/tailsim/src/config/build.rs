@@ -385,6 +385,21 @@ pub(super) fn node_named<'a>(mut switches: impl Iterator<Item = &'a str>, hosts:
 /// PIAS's default ECN threshold (DCTCP's K in the pFabric simulator PIAS was built on: 15 packets).
 const PIAS_ECN_K: u64 = 22_500;
 
+/// The TCP transport, for an output only TCP-family transports give (`key`; the flow-level Ideal has no
+/// packets), else the error naming the key.
+fn tcp_output<'a>(
+    c: &Ctx,
+    t: &'a mut crate::transport::Transport,
+    kind: &str,
+    key: &str,
+    what: &str,
+) -> R<&'a mut crate::transport::tcp::Tcp> {
+    match t {
+        crate::transport::Transport::Tcp(t) if kind != "ideal" => Ok(t),
+        _ => Err(c.err(key, format!("{what}; transport.kind is \"{kind}\""))),
+    }
+}
+
 pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Experiment> {
     let stopped = cfg.stop.time.is_some() || cfg.stop.max_events.is_some();
     let flow_level = cfg.transport.kind.as_deref() == Some("ideal");
@@ -806,18 +821,11 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
     super::mechanisms::fastlane_transport(&c, &cfg, &mut transport)?;
     let o = &cfg.output;
     if let Some(ids) = &o.cwnd_trace {
-        match &mut transport {
-            crate::transport::Transport::Tcp(t) if kind != "ideal" => {
-                t.trace = crate::transport::tcp::CwndTrace::new(ids.clone())
-            }
-            _ => return Err(c.err("output.cwnd_trace", format!("traces TCP's window; transport.kind is \"{kind}\""))),
-        }
+        tcp_output(&c, &mut transport, kind, "output.cwnd_trace", "traces TCP's window")?.trace =
+            crate::transport::tcp::CwndTrace::new(ids.clone());
     }
     if o.rx_gaps == Some(true) {
-        match &mut transport {
-            crate::transport::Transport::Tcp(t) if kind != "ideal" => t.rx_gaps.on = true,
-            _ => return Err(c.err("output.rx_gaps", format!("times TCP's receivers; transport.kind is \"{kind}\""))),
-        }
+        tcp_output(&c, &mut transport, kind, "output.rx_gaps", "times TCP's receivers")?.rx_gaps.on = true;
     }
     let format = match o.format.as_deref().unwrap_or("parquet") {
         "parquet" => OutputFormat::Parquet,

@@ -491,7 +491,7 @@ pub struct SqrCfg {
     pub backups: Option<Vec<[String; 3]>>,
     /// Ring: the only ports (as [switch, neighbour]) whose caching queues a listed switch uses.
     pub cache_ports: Option<Vec<[String; 2]>>,
-    /// Ring: how a caching queue and its port's own queue take turns, "time" (default) or "packet".
+    /// Ring: how a caching queue and its port's own queue take turns, "packet" (default) or "time".
     pub turns: Option<String>,
 }
 

@@ -116,9 +116,18 @@ fn params(c: &Ctx, cfg: &ExperimentConfig, q: &SqrCfg, net: &Network) -> R<SqrPa
             v
         }
     };
-    let port_to = |s: usize, name: &str| -> Option<PortId> {
-        let node = node_named(net.switches.iter().map(|s| s.name.as_str()), hosts as u32, name)?;
-        net.switches[s].ports.iter().copied().find(|p| net.ports[p.idx()].peer == node)
+    // An entry's switch (one of the SQR switches), and its port towards a neighbour.
+    let sqr_switch = |key: &str, sw: &str| -> R<usize> {
+        let Some(s) = net.switch_named(sw) else { return Err(c.err(key, format!("no switch named \"{sw}\""))) };
+        if !switches.contains(&s) {
+            return Err(c.err(key, format!("\"{sw}\" is not one of sqr.switches")));
+        }
+        Ok(s)
+    };
+    let port_to = |key: &str, s: usize, name: &str| -> R<PortId> {
+        node_named(net.switches.iter().map(|s| s.name.as_str()), hosts as u32, name)
+            .and_then(|node| net.switches[s].ports.iter().copied().find(|p| net.ports[p.idx()].peer == node))
+            .ok_or_else(|| c.err(key, format!("\"{}\" has no link to \"{name}\"", net.switches[s].name)))
     };
     let mut backups = Vec::new();
     for (i, [sw, primary, backup]) in q.backups.iter().flatten().enumerate() {
@@ -126,15 +135,10 @@ fn params(c: &Ctx, cfg: &ExperimentConfig, q: &SqrCfg, net: &Network) -> R<SqrPa
         if recovery != Recovery::Lrr {
             return Err(c.err(&key, "backup ports are LRR's: set sqr.recovery = \"lrr\" (SB' keeps the same port)"));
         }
-        let Some(s) = net.switch_named(sw) else { return Err(c.err(&key, format!("no switch named \"{sw}\""))) };
-        if !switches.contains(&s) {
-            return Err(c.err(&key, format!("\"{sw}\" is not one of sqr.switches")));
-        }
+        let s = sqr_switch(&key, sw)?;
         let mut ends = [PortId::NONE; 2];
         for (j, name) in [primary, backup].into_iter().enumerate() {
-            let Some(p) = port_to(s, name) else {
-                return Err(c.err(&key, format!("\"{sw}\" has no link to \"{name}\"")));
-            };
+            let p = port_to(&key, s, name)?;
             if net.is_host(net.ports[p.idx()].peer) {
                 return Err(c.err(
                     &key,
@@ -154,11 +158,7 @@ fn params(c: &Ctx, cfg: &ExperimentConfig, q: &SqrCfg, net: &Network) -> R<SqrPa
     let mut cache_ports = Vec::new();
     for (i, [sw, name]) in q.cache_ports.iter().flatten().enumerate() {
         let key = format!("sqr.cache_ports[{i}]");
-        let Some(s) = net.switch_named(sw) else { return Err(c.err(&key, format!("no switch named \"{sw}\""))) };
-        if !switches.contains(&s) {
-            return Err(c.err(&key, format!("\"{sw}\" is not one of sqr.switches")));
-        }
-        let Some(p) = port_to(s, name) else { return Err(c.err(&key, format!("\"{sw}\" has no link to \"{name}\""))) };
+        let p = port_to(&key, sqr_switch(&key, sw)?, name)?;
         if cache_ports.contains(&p) {
             return Err(c.err(&key, format!("\"{sw}\" → \"{name}\" is listed twice")));
         }
