@@ -136,6 +136,10 @@ id_type!(
     /// A packet's slot in the packet arena.
     PktId
 );
+impl PktId {
+    /// No packet (the place of a packet taken off a wire, `Pipe::cancel_tail`).
+    pub const NONE: PktId = PktId(u32::MAX);
+}
 id_type!(
     /// A flow's slot in the flow table (slots are reused; packets also carry a generation).
     FlowSlot

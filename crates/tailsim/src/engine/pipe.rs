@@ -26,6 +26,12 @@ impl Pipe {
         let (_, p) = self.q.pop_front().expect("pipe event without packet");
         (p, self.q.front().map(|h| h.0))
     }
+    /// Take back the last packet pushed, leaving `PktId::NONE` in its place (its event, if it is the head, is
+    /// scheduled already: the pop returns NONE). For a packet lost as its serialization ends.
+    pub fn cancel_tail(&mut self) -> Option<PktId> {
+        let b = self.q.back_mut()?;
+        (b.1 != PktId::NONE).then(|| std::mem::replace(&mut b.1, PktId::NONE))
+    }
     /// Where the head's entry is (for prefetching), if any.
     #[inline(always)]
     pub fn head(&self) -> Option<&(Time, PktId)> {
@@ -37,7 +43,8 @@ impl Pipe {
     pub fn is_empty(&self) -> bool {
         self.q.is_empty()
     }
+    /// The packets in the pipe (not the places of cancelled ones).
     pub fn iter(&self) -> impl Iterator<Item = PktId> + '_ {
-        self.q.iter().map(|x| x.1)
+        self.q.iter().map(|x| x.1).filter(|&p| p != PktId::NONE)
     }
 }

@@ -117,14 +117,28 @@ impl Network {
         pk.get_mut(id).enq_time = now;
         let nb = pt.bytes + size - evicted_bytes;
         pt.occupancy_changed(now, nb);
-        let busy = pt.busy;
         if !self.is_host(node) {
             let sw = self.sw(node);
             sw.used = sw.used + size - evicted_bytes;
         }
-        if !busy {
-            self.start_tx(now, ev, pk, port);
+        self.kick(now, ev, pk, port);
+    }
+
+    /// Something waits at `port` (a packet queued, a frame, classes resumed): start the transmitter if it is
+    /// free; if a fast-path packet is still being serialized, have it called when that ends (`busy_until`);
+    /// if a `TxDone` is pending anyway, nothing to do.
+    #[inline(always)]
+    pub(super) fn kick(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) {
+        let pt = &mut self.ports[port.idx()];
+        if pt.busy || pt.tx_pending {
+            return;
         }
+        if now < pt.busy_until {
+            pt.tx_pending = true;
+            ev.schedule(pt.busy_until, Event::TxDone(port));
+            return;
+        }
+        self.start_tx(now, ev, pk, port);
     }
 
     /// Start serializing the next packet of an idle port: a control frame if one waits, else the queue's next
@@ -165,6 +179,13 @@ impl Network {
     }
 
     /// Take the queue's next packet (of a class that is not paused) to the transmitter.
+    ///
+    /// The fast path (a link that is up, without `TRANSMIT` hooks): nothing can change the packet's fate
+    /// between the start and the end of its serialization but the link going down (`Network::change_link`
+    /// handles that), so it goes onto the wire now, arriving when its serialization ends plus the link's
+    /// delay, and the transmitter's end needs an event only if a packet is already waiting for it. A
+    /// packet-hop through an idle port is then one event (its arrival) instead of two. The slow path holds
+    /// the packet in `tx_current` until its `TxDone` (link/on_tx_done).
     #[inline(always)]
     fn start_queued(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) -> Option<PktId> {
         let pt = &mut self.ports[port.idx()];
@@ -172,12 +193,29 @@ impl Network {
         let size = size as u64;
         let nb = pt.bytes - size;
         pt.occupancy_changed(now, nb);
-        pt.busy = true;
-        pt.tx_start = now;
-        let done = now + pt.rate.tx_time(size + pt.wire_overhead as u64);
+        let tx = pt.rate.tx_time(size + pt.wire_overhead as u64);
+        let done = now + tx;
         let node = pt.node;
-        self.tx_current[port.idx()] = Some((id, size as u32));
-        ev.schedule(done, Event::TxDone(port));
+        if pt.up && !pt.hooks.has(HookSet::TRANSMIT) {
+            pt.busy_until = done;
+            pt.stats.busy_time += tx;
+            pt.stats.tx_packets += 1;
+            pt.stats.tx_bytes += size;
+            let at = done + pt.delay;
+            if pt.wire.push(at, id) {
+                ev.schedule(at, Event::WireArrival(port));
+            }
+            if nb > 0 {
+                pt.tx_pending = true;
+                ev.schedule(done, Event::TxDone(port));
+            }
+            self.packet_hops += 1;
+        } else {
+            pt.busy = true;
+            pt.tx_start = now;
+            self.tx_current[port.idx()] = Some((id, size as u32));
+            ev.schedule(done, Event::TxDone(port));
+        }
         if !self.is_host(node) {
             self.sw(node).used -= size;
         }
@@ -214,9 +252,7 @@ impl Network {
     pub fn resume(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId, classes: u8) {
         let pt = &mut self.ports[port.idx()];
         pt.paused &= !classes;
-        if !pt.busy {
-            self.start_tx(now, ev, pk, port);
-        }
+        self.kick(now, ev, pk, port);
     }
 }
 

@@ -9,8 +9,12 @@ use crate::engine::{Event, EventQueue};
 use crate::units::{NodeId, PktId, PortId, Time};
 
 impl Network {
+    /// The transmitter of `port` is free: the slow path's packet ends its serialization (below), or a fast-path
+    /// packet, on the wire since it started, ends it (`fast_tx_done`). Then the next packet starts.
     pub fn on_tx_done(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) {
-        let (id, size) = self.tx_current[port.idx()].take().expect("TxDone without packet");
+        let Some((id, size)) = self.tx_current[port.idx()].take() else {
+            return self.fast_tx_done(now, ev, pk, port);
+        };
         self.packet_hops += 1;
         let pt = &mut self.ports[port.idx()];
         pt.busy = false;
@@ -28,6 +32,38 @@ impl Network {
             self.transmit_hooked(now, ev, pk, port, id);
         }
         self.start_tx(now, ev, pk, port);
+    }
+
+    /// The end of a fast-path serialization that something waits for (net/egress.rs, `start_queued`): the
+    /// packet has been on the wire since it started; it is lost here if the link went down meanwhile and is
+    /// still down, exactly as the slow path would drop it at its `TxDone`.
+    #[inline(always)]
+    fn fast_tx_done(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) {
+        let pt = &mut self.ports[port.idx()];
+        debug_assert!(pt.tx_pending && pt.busy_until == now, "a fast-path TxDone at its time");
+        pt.tx_pending = false;
+        if pt.hooks.has(HookSet::TAIL) {
+            pt.hooks = pt.hooks.without(HookSet::TAIL);
+            if !pt.up {
+                let id = pt.wire.cancel_tail().expect("the packet serialized is the wire's last");
+                drop_at(pt, port, pk, &mut self.out, id, DropReason::LinkDown);
+            }
+        }
+        self.start_tx(now, ev, pk, port);
+    }
+
+    /// On a link without delay, a fast-path packet `id` whose link went down while it was serialized
+    /// (`HookSet::TAIL`) arrives as its serialization ends, before its `TxDone`: lost if the link is still
+    /// down, else on its way.
+    #[inline(never)]
+    fn lose_tail(&mut self, pk: &mut Packets, port: PortId, id: PktId) -> Option<PktId> {
+        let pt = &mut self.ports[port.idx()];
+        pt.hooks = pt.hooks.without(HookSet::TAIL);
+        if pt.up {
+            return Some(id);
+        }
+        drop_at(pt, port, pk, &mut self.out, id, DropReason::LinkDown);
+        None
     }
 
     /// The transmit hooks, then onto the wire.
@@ -51,12 +87,16 @@ impl Network {
         if let Some(t) = next {
             ev.schedule(t, Event::WireArrival(port));
         }
+        if id == PktId::NONE {
+            return None; // lost as its serialization ended (`lose_tail`)
+        }
         if pt.corrupt_p > 0.0 && self.port_rng[port.idx()].bernoulli(pt.corrupt_p) {
             drop_at(pt, port, pk, &mut self.out, id, DropReason::Corrupt);
             return None;
         }
-        // One test for every reason to leave the fast path: arrive or ingress hooks, or frames on this link.
-        if pt.hooks.has(HookSet::ARRIVE.with(HookSet::LINK_LOCAL).with(HookSet::INGRESS)) {
+        // One test for every reason to leave the fast path: arrive or ingress hooks, frames on this link, or a
+        // packet whose fate its end of serialization decides.
+        if pt.hooks.has(HookSet::ARRIVE.with(HookSet::LINK_LOCAL).with(HookSet::INGRESS).with(HookSet::TAIL)) {
             return self.arrive_hooked(now, ev, pk, port, id);
         }
         self.enter_node(now, ev, pk, port, HookSet::NONE, id)
@@ -66,6 +106,13 @@ impl Network {
     /// then a frame that no mechanism consumed is dropped (never forwarded), and anything else enters the node.
     #[inline(never)]
     fn arrive_hooked(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId, id: PktId) -> Delivery {
+        let pt = &self.ports[port.idx()];
+        // The packet whose end of serialization is now, on a link without delay, arrives before its `TxDone`.
+        let id = if pt.hooks.has(HookSet::TAIL) && now == pt.busy_until && pt.wire.is_empty() {
+            self.lose_tail(pk, port, id)?
+        } else {
+            id
+        };
         if self.ports[port.idx()].hooks.has(HookSet::ARRIVE) {
             let verdict = self.each_mech(now, ev, pk, HookSet::ARRIVE, |m, c| match m.on_arrive(c, port, id) {
                 Arrive::Pass => None,
@@ -110,10 +157,40 @@ impl Network {
         None
     }
 
+    /// `set_link` at `now` in a run: a link that goes down while a fast-path packet is being serialized
+    /// loses it if it is still down when its serialization ends (the slow path's rule), so that moment gets
+    /// an event.
+    #[allow(clippy::too_many_arguments)] // a fault's fields
+    pub fn change_link(
+        &mut self,
+        now: Time,
+        ev: &mut EventQueue,
+        a: NodeId,
+        b: NodeId,
+        up: Option<bool>,
+        corrupt: Option<f64>,
+        rate: Option<crate::units::BitsPerSec>,
+        one_way: bool,
+    ) -> bool {
+        let found = self.set_link(a, b, up, corrupt, rate, one_way);
+        if up == Some(false) {
+            for (i, pt) in self.ports.iter_mut().enumerate() {
+                if !pt.up && !pt.busy && now < pt.busy_until && !pt.hooks.has(HookSet::TAIL) {
+                    pt.hooks = pt.hooks | HookSet::TAIL;
+                    if !pt.tx_pending {
+                        pt.tx_pending = true;
+                        ev.schedule(pt.busy_until, Event::TxDone(PortId(i as u32)));
+                    }
+                }
+            }
+        }
+        found
+    }
+
     /// Change the link between `a` and `b` (both directions, or with `one_way` only a → b): up or down (down
     /// drops what is transmitted on it), its corruption probability, its rate (a degraded link; a packet being
     /// serialized finishes at the old rate). False if there is no such link. With re-routing on, the caller
-    /// re-converges the routes after a change of up/down (`Event::Reconverge`).
+    /// re-converges the routes after a change of up/down (`Event::Reconverge`). In a run, `change_link`.
     pub fn set_link(
         &mut self,
         a: NodeId,

@@ -6,7 +6,7 @@
 //! | stage | file | steps |
 //! |---|---|---|
 //! | host | `host.rs` | transport → host transmit delay → regulator (QJUMP) → NIC queue; arrival → host receive delay → transport or sink |
-//! | egress | `egress.rs` | admission (hook `ADMIT`), ECN, queue → dequeue (hook `DEQUEUE`) → serialization (`TxDone`) |
+//! | egress | `egress.rs` | admission (hook `ADMIT`), ECN, queue → dequeue (hook `DEQUEUE`) → serialization (fast path: onto the wire at once; slow path: `TxDone`) |
 //! | link | `link.rs` | end of serialization (hook `TRANSMIT`) → propagation (`WireArrival`) → corruption → arrival (hook `ARRIVE`) |
 //! | switch | `switch.rs` | ingress: routing, load balancing (hook `INGRESS`) → forwarding delay → egress queue |
 //!
@@ -268,9 +268,7 @@ impl Network {
                     if matches!(e, Effect::Frame { .. }) {
                         pt.hooks = pt.hooks | HookSet::LINK_LOCAL;
                     }
-                    if !pt.busy {
-                        self.start_tx(now, ev, pk, port);
-                    }
+                    self.kick(now, ev, pk, port);
                 }
                 Effect::Deliver { port, id } => {
                     let hooks = self.ports[port.idx()].hooks;
@@ -280,11 +278,7 @@ impl Network {
                 }
                 Effect::Pause { port, classes } => self.ports[port.idx()].paused |= classes,
                 Effect::Resume { port, classes } => self.resume(now, ev, pk, port, classes),
-                Effect::Kick { port } => {
-                    if !self.ports[port.idx()].busy {
-                        self.start_tx(now, ev, pk, port);
-                    }
-                }
+                Effect::Kick { port } => self.kick(now, ev, pk, port),
                 Effect::Release { port } => self.release(now, ev, pk, port),
             }
         }
@@ -494,6 +488,8 @@ impl Network {
                     trim: if is_sw { prm.trim } else { None },
                     busy: false,
                     tx_start: Time::ZERO,
+                    busy_until: Time::ZERO,
+                    tx_pending: false,
                     paused: 0,
                     ctl: Default::default(),
                     wire: Pipe::default(),

@@ -120,9 +120,17 @@ pub struct Port {
     pub ecn_mode: EcnMode,
     /// Switch ports with NDP trimming: the class-queue size beyond which data packets are cut to headers.
     pub trim: Option<u64>,
+    /// The transmitter is held by the slow path: a packet in `Network::tx_current` whose end of
+    /// serialization (`TxDone`) decides its fate, or a `SERVE` hook's pass. See `busy_until` for the fast path.
     pub busy: bool,
     /// When the packet being serialized started (valid while `busy`).
     pub tx_start: Time,
+    /// The fast path (net/egress.rs, `start_queued`): the transmitter's last packet went onto the wire when
+    /// its serialization started, and the transmitter is free again at this time. No event marks that moment
+    /// unless something waits for it (`tx_pending`).
+    pub busy_until: Time,
+    /// A `TxDone` event is pending for this port (fast path: at `busy_until`).
+    pub tx_pending: bool,
     /// Bit c set = class c paused by the peer (PFC).
     pub paused: u8,
     /// Link-local control frames and express packets waiting to be sent: served before the queue, never paused,
@@ -156,13 +164,19 @@ impl Port {
         let area = self.stats.area + self.bytes as u128 * (now.0 - self.stats.last_change.0) as u128;
         area as f64 / span as f64
     }
-    /// Total time this port's transmitter has been busy up to `now`, counting the packet in progress.
+    /// Total time this port's transmitter has been busy up to `now`, counting the packet in progress (the
+    /// fast path adds a packet's whole serialization when it starts: the part after `now` is taken off).
     pub fn busy_through(&self, now: Time) -> Time {
         if self.busy {
             self.stats.busy_time + (now - self.tx_start)
         } else {
-            self.stats.busy_time
+            Time(self.stats.busy_time.0 - self.busy_until.0.saturating_sub(now.0))
         }
+    }
+    /// The transmitter is serializing a packet (or held by a `SERVE` hook) at `now`.
+    #[inline(always)]
+    pub fn transmitting(&self, now: Time) -> bool {
+        self.busy || now < self.busy_until
     }
     /// Restart the occupancy statistics (max and time-average) at `now`; drop and mark counters keep counting.
     pub fn restart_occupancy(&mut self, now: Time) {

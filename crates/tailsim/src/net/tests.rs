@@ -129,7 +129,10 @@ fn wire_overhead_takes_wire_time_but_no_buffer() {
     }
     assert_eq!(pk.dropped(), 0);
     assert_eq!(n.ports[port.idx()].bytes, 2000);
-    // The first packet's serialization ends after 1020 B at 10 Gbps = 816 ns.
+    // The first packet's serialization ends after 1020 B at 10 Gbps = 816 ns: it reaches the far end of the
+    // zero-delay link then, and the transmitter is free for the next one.
+    assert_eq!(n.ports[port.idx()].busy_until, Time::ns(816));
+    assert_eq!(ev.pop(), Some((Time::ns(816), Event::WireArrival(port))));
     assert_eq!(ev.pop(), Some((Time::ns(816), Event::TxDone(port))));
 }
 
@@ -355,12 +358,12 @@ fn a_paused_class_sends_nothing_until_resumed_then_the_transmitter_restarts_by_i
     n.enqueue(Time::ZERO, &mut ev, &mut pk, port, other);
     let got = run_net(&mut n, &mut ev, &mut pk, Time::ms(1));
     assert_eq!(got, vec![other], "only the class that is not paused may leave");
-    assert!(!n.ports[port.idx()].busy && ev.is_empty(), "nothing to do while paused");
+    assert!(!n.ports[port.idx()].transmitting(Time::ms(1)) && ev.is_empty(), "nothing to do while paused");
     assert_eq!(n.ports[port.idx()].bytes, 4500);
     // Resume: no event is pending, yet the transmitter starts at once.
     n.out.push(Effect::Resume { port, classes: 1 << 2 });
     n.drain(Time::ms(1), &mut ev, &mut pk, &mut sink);
-    assert!(n.ports[port.idx()].busy, "resume restarts an idle transmitter");
+    assert!(n.ports[port.idx()].transmitting(Time::ms(1)), "resume restarts an idle transmitter");
     let got = run_net(&mut n, &mut ev, &mut pk, Time::ms(2));
     assert_eq!(got, paused);
     check(&pk, &n).unwrap();
@@ -587,3 +590,5 @@ fn detail_alb_is_uniform_within_a_favoured_set() {
     let c = favoured_choices(&n, &mut pk, &mut ev, &ups, 0, 30_000);
     assert!(chi2(&c) < 13.82, "{c:?}");
 }
+
+mod transmitter;

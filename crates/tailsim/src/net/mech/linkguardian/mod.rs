@@ -462,7 +462,7 @@ impl LinkGuardian {
             l.pending_ack = true;
             let back = c.ports[self.prm.links[link].port.idx()].reverse;
             // Literal: once started, the ACK queue keeps the port busy and refills itself (on_transmit).
-            if Self::idle(c, back) && !(self.prm.literal && c.ports[back.idx()].busy) {
+            if Self::idle(c, back) && !(self.prm.literal && c.ports[back.idx()].transmitting(c.now)) {
                 self.send_ack(c, link);
             }
         }
