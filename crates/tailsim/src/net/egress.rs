@@ -181,7 +181,7 @@ impl Network {
     /// Take the queue's next packet (of a class that is not paused) to the transmitter.
     ///
     /// The fast path (a link that is up, without `TRANSMIT` hooks): nothing can change the packet's fate
-    /// between the start and the end of its serialization but the link going down (`Network::change_link`
+    /// between the start and the end of its serialization but the link going down (`Network::mark_tails`
     /// handles that), so it goes onto the wire now, arriving when its serialization ends plus the link's
     /// delay, and the transmitter's end needs an event only if a packet is already waiting for it. A
     /// packet-hop through an idle port is then one event (its arrival) instead of two. The slow path holds

@@ -157,40 +157,26 @@ impl Network {
         None
     }
 
-    /// `set_link` at `now` in a run: a link that goes down while a fast-path packet is being serialized
-    /// loses it if it is still down when its serialization ends (the slow path's rule), so that moment gets
-    /// an event.
-    #[allow(clippy::too_many_arguments)] // a fault's fields
-    pub fn change_link(
-        &mut self,
-        now: Time,
-        ev: &mut EventQueue,
-        a: NodeId,
-        b: NodeId,
-        up: Option<bool>,
-        corrupt: Option<f64>,
-        rate: Option<crate::units::BitsPerSec>,
-        one_way: bool,
-    ) -> bool {
-        let found = self.set_link(a, b, up, corrupt, rate, one_way);
-        if up == Some(false) {
-            for (i, pt) in self.ports.iter_mut().enumerate() {
-                if !pt.up && !pt.busy && now < pt.busy_until && !pt.hooks.has(HookSet::TAIL) {
-                    pt.hooks = pt.hooks | HookSet::TAIL;
-                    if !pt.tx_pending {
-                        pt.tx_pending = true;
-                        ev.schedule(pt.busy_until, Event::TxDone(PortId(i as u32)));
-                    }
+    /// After `set_link` took links down at `now` in a run: a fast-path packet being serialized on one of them
+    /// is lost if its link is still down when its serialization ends (the slow path's rule), so that moment
+    /// gets an event and the port the `TAIL` mark (`fast_tx_done`, `arrive_hooked`).
+    pub fn mark_tails(&mut self, now: Time, ev: &mut EventQueue) {
+        for (i, pt) in self.ports.iter_mut().enumerate() {
+            if !pt.up && !pt.busy && now < pt.busy_until && !pt.hooks.has(HookSet::TAIL) {
+                pt.hooks = pt.hooks | HookSet::TAIL;
+                if !pt.tx_pending {
+                    pt.tx_pending = true;
+                    ev.schedule(pt.busy_until, Event::TxDone(PortId(i as u32)));
                 }
             }
         }
-        found
     }
 
     /// Change the link between `a` and `b` (both directions, or with `one_way` only a → b): up or down (down
     /// drops what is transmitted on it), its corruption probability, its rate (a degraded link; a packet being
     /// serialized finishes at the old rate). False if there is no such link. With re-routing on, the caller
-    /// re-converges the routes after a change of up/down (`Event::Reconverge`). In a run, `change_link`.
+    /// re-converges the routes after a change of up/down (`Event::Reconverge`). In a run, a link taken down is
+    /// followed by `mark_tails`.
     pub fn set_link(
         &mut self,
         a: NodeId,

@@ -300,6 +300,11 @@ fn probe(n: &Network) -> &Probe {
 /// Run the network's events until `until` (packets reaching a host are consumed there), draining the outbox
 /// after each, as the simulation does. Returns the packets delivered to hosts.
 fn run_net(n: &mut Network, ev: &mut EventQueue, pk: &mut Packets, until: Time) -> Vec<PktId> {
+    run_net_timed(n, ev, pk, until).into_iter().map(|(_, id)| id).collect()
+}
+
+/// As `run_net`, with when each packet reached its host.
+fn run_net_timed(n: &mut Network, ev: &mut EventQueue, pk: &mut Packets, until: Time) -> Vec<(Time, PktId)> {
     let mut got = vec![];
     let mut delivered = vec![];
     while ev.peek_time().is_some_and(|t| t <= until) {
@@ -322,7 +327,7 @@ fn run_net(n: &mut Network, ev: &mut EventQueue, pk: &mut Packets, until: Time) 
         };
         n.drain(now, ev, pk, &mut delivered);
         for (_, id) in d.into_iter().chain(delivered.drain(..)) {
-            got.push(id);
+            got.push((now, id));
             pk.consume(id);
         }
     }

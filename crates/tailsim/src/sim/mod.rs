@@ -276,6 +276,9 @@ impl World {
             Event::Fault(i) => {
                 let f = self.faults[i as usize].clone();
                 self.net.set_link(f.a, f.b, f.up, f.corrupt, f.rate, f.one_way);
+                if f.up == Some(false) {
+                    self.net.mark_tails(now, &mut self.ev);
+                }
                 if f.up.is_some() && !self.net.mechs.is_empty() {
                     self.net.link_changed(now, &mut self.ev, &mut self.pk, f.a, f.b);
                 }

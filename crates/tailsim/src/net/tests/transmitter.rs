@@ -5,29 +5,6 @@
 
 use super::*;
 
-/// Run to `until`; the packets that reached a host, with when.
-fn run_timed(n: &mut Network, ev: &mut EventQueue, pk: &mut Packets, until: Time) -> Vec<(Time, PktId)> {
-    let mut got = vec![];
-    while ev.peek_time().is_some_and(|t| t <= until) {
-        let (now, e) = ev.pop().unwrap();
-        let d = match e {
-            Event::TxDone(p) => {
-                n.on_tx_done(now, ev, pk, p);
-                None
-            }
-            Event::WireArrival(p) => n.on_wire_arrival(now, ev, pk, p),
-            other => panic!("unexpected event {other:?}"),
-        };
-        let mut delivered = vec![];
-        n.drain(now, ev, pk, &mut delivered);
-        for (_, id) in d.into_iter().chain(delivered) {
-            got.push((now, id));
-            pk.consume(id);
-        }
-    }
-    got
-}
-
 /// The leaf's port towards host 0 (10 Gbps, no delay: a 1500 B packet takes 1.2 µs), on the fast path or,
 /// with `slow`, on the slow one (a `TRANSMIT` flag that no mechanism answers).
 fn port(slow: bool) -> (Network, PortId, EventQueue, Packets) {
@@ -54,7 +31,7 @@ fn an_idle_port_sends_with_one_event_and_a_waiting_packet_gets_the_end_of_serial
     let b = pkt(&mut pk, 1500, 0);
     n.enqueue(Time::ns(100), &mut ev, &mut pk, port, b);
     assert_eq!(ev.len(), 2);
-    let got = run_timed(&mut n, &mut ev, &mut pk, Time::ms(1));
+    let got = run_net_timed(&mut n, &mut ev, &mut pk, Time::ms(1));
     assert_eq!(got, vec![(Time::ns(1200), a), (Time::ns(2400), b)]);
     assert_eq!(n.ports[port.idx()].busy_through(Time::ms(1)), Time::ns(2400));
     assert_eq!(n.ports[port.idx()].stats.tx_packets, 2);
@@ -73,13 +50,14 @@ fn down_during(slow: bool, delay: Time, down: Time, up: Option<Time>) -> (Vec<Ti
         n.enqueue(at, &mut ev, &mut pk, port, id);
     }
     let (leaf, h0) = (NodeId(4), NodeId(0));
-    let mut got = run_timed(&mut n, &mut ev, &mut pk, down);
-    assert!(n.change_link(down, &mut ev, leaf, h0, Some(false), None, None, true));
+    let mut got = run_net_timed(&mut n, &mut ev, &mut pk, down);
+    assert!(n.set_link(leaf, h0, Some(false), None, None, true));
+    n.mark_tails(down, &mut ev);
     if let Some(up) = up {
-        got.extend(run_timed(&mut n, &mut ev, &mut pk, up));
-        assert!(n.change_link(up, &mut ev, leaf, h0, Some(true), None, None, true));
+        got.extend(run_net_timed(&mut n, &mut ev, &mut pk, up));
+        assert!(n.set_link(leaf, h0, Some(true), None, None, true));
     }
-    got.extend(run_timed(&mut n, &mut ev, &mut pk, Time::ms(1)));
+    got.extend(run_net_timed(&mut n, &mut ev, &mut pk, Time::ms(1)));
     ledger::check(&pk, &n).unwrap();
     (got.into_iter().map(|g| g.0 - delay).collect(), n.ports[port.idx()].stats.drops(DropReason::LinkDown))
 }
