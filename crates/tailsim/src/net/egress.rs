@@ -198,13 +198,8 @@ impl Network {
         let node = pt.node;
         if pt.up && !pt.hooks.has(HookSet::TRANSMIT) {
             pt.busy_until = done;
-            pt.stats.busy_time += tx;
-            pt.stats.tx_packets += 1;
-            pt.stats.tx_bytes += size;
-            let at = done + pt.delay;
-            if pt.wire.push(at, id) {
-                ev.schedule(at, Event::WireArrival(port));
-            }
+            pt.stats.sent(size, tx);
+            pt.onto_wire(ev, port, done + pt.delay, id);
             if nb > 0 {
                 pt.tx_pending = true;
                 ev.schedule(done, Event::TxDone(port));

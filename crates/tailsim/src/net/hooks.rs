@@ -48,7 +48,7 @@ impl HookSet {
     pub const SERVE: HookSet = HookSet(1 << 8);
     /// Not a hook: the link went down while this port serialized a fast-path packet (net/egress.rs,
     /// `start_queued`), which is lost if the link is still down when its serialization ends: at the port's
-    /// `TxDone`, or at its arrival if the link has no delay and that comes first (net/link.rs, `lose_tail`).
+    /// `TxDone`, or at its arrival if the link has no delay and that comes first (net/link.rs, `end_tail`).
     pub const TAIL: HookSet = HookSet(1 << 9);
 
     #[inline(always)]

@@ -3,7 +3,7 @@
 //! the far end, the `ARRIVE` hook, and entry into the next node. Link-state changes and route re-convergence.
 
 use super::hooks::{Arrive, HookSet};
-use super::port::DropReason;
+use super::port::{DropReason, Port};
 use super::{drop_at, routing, Delivery, Network, Packets};
 use crate::engine::{Event, EventQueue};
 use crate::units::{NodeId, PktId, PortId, Time};
@@ -18,16 +18,11 @@ impl Network {
         self.packet_hops += 1;
         let pt = &mut self.ports[port.idx()];
         pt.busy = false;
-        pt.stats.busy_time += now - pt.tx_start;
-        pt.stats.tx_packets += 1;
-        pt.stats.tx_bytes += size as u64;
+        pt.stats.sent(size as u64, now - pt.tx_start);
         if !pt.up {
             drop_at(pt, port, pk, &mut self.out, id, DropReason::LinkDown);
         } else if !pt.hooks.has(HookSet::TRANSMIT) {
-            let at = now + pt.delay;
-            if pt.wire.push(at, id) {
-                ev.schedule(at, Event::WireArrival(port));
-            }
+            pt.onto_wire(ev, port, now + pt.delay, id);
         } else {
             self.transmit_hooked(now, ev, pk, port, id);
         }
@@ -43,27 +38,24 @@ impl Network {
         debug_assert!(pt.tx_pending && pt.busy_until == now, "a fast-path TxDone at its time");
         pt.tx_pending = false;
         if pt.hooks.has(HookSet::TAIL) {
-            pt.hooks = pt.hooks.without(HookSet::TAIL);
-            if !pt.up {
-                let id = pt.wire.cancel_tail().expect("the packet serialized is the wire's last");
-                drop_at(pt, port, pk, &mut self.out, id, DropReason::LinkDown);
-            }
+            self.end_tail(pk, port, |pt| pt.wire.cancel_tail().expect("the packet serialized is the wire's last"));
         }
         self.start_tx(now, ev, pk, port);
     }
 
-    /// On a link without delay, a fast-path packet `id` whose link went down while it was serialized
-    /// (`HookSet::TAIL`) arrives as its serialization ends, before its `TxDone`: lost if the link is still
-    /// down, else on its way.
+    /// The end of serialization of a fast-path packet whose link went down meanwhile (`HookSet::TAIL`): it is
+    /// lost if the link is still down. `take` gives the packet: off the wire at the port's `TxDone`, or the one
+    /// arriving over a link without delay, which comes before that `TxDone`. True if it was lost.
     #[inline(never)]
-    fn lose_tail(&mut self, pk: &mut Packets, port: PortId, id: PktId) -> Option<PktId> {
+    fn end_tail(&mut self, pk: &mut Packets, port: PortId, take: impl FnOnce(&mut Port) -> PktId) -> bool {
         let pt = &mut self.ports[port.idx()];
         pt.hooks = pt.hooks.without(HookSet::TAIL);
         if pt.up {
-            return Some(id);
+            return false;
         }
+        let id = take(pt);
         drop_at(pt, port, pk, &mut self.out, id, DropReason::LinkDown);
-        None
+        true
     }
 
     /// The transmit hooks, then onto the wire.
@@ -74,10 +66,7 @@ impl Network {
             None::<()>
         });
         let pt = &mut self.ports[port.idx()];
-        let at = now + pt.delay;
-        if pt.wire.push(at, id) {
-            ev.schedule(at, Event::WireArrival(port));
-        }
+        pt.onto_wire(ev, port, now + pt.delay, id);
     }
 
     /// The head of a link's wire arrives at the far end. Returns a delivery when it reached a host.
@@ -88,7 +77,7 @@ impl Network {
             ev.schedule(t, Event::WireArrival(port));
         }
         if id == PktId::NONE {
-            return None; // lost as its serialization ended (`lose_tail`)
+            return None; // lost as its serialization ended (`end_tail`)
         }
         if pt.corrupt_p > 0.0 && self.port_rng[port.idx()].bernoulli(pt.corrupt_p) {
             drop_at(pt, port, pk, &mut self.out, id, DropReason::Corrupt);
@@ -108,11 +97,10 @@ impl Network {
     fn arrive_hooked(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId, id: PktId) -> Delivery {
         let pt = &self.ports[port.idx()];
         // The packet whose end of serialization is now, on a link without delay, arrives before its `TxDone`.
-        let id = if pt.hooks.has(HookSet::TAIL) && now == pt.busy_until && pt.wire.is_empty() {
-            self.lose_tail(pk, port, id)?
-        } else {
-            id
-        };
+        if pt.hooks.has(HookSet::TAIL) && now == pt.busy_until && pt.wire.is_empty() && self.end_tail(pk, port, |_| id)
+        {
+            return None;
+        }
         if self.ports[port.idx()].hooks.has(HookSet::ARRIVE) {
             let verdict = self.each_mech(now, ev, pk, HookSet::ARRIVE, |m, c| match m.on_arrive(c, port, id) {
                 Arrive::Pass => None,

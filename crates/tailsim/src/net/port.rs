@@ -72,6 +72,13 @@ pub struct PortStats {
 }
 
 impl PortStats {
+    /// A packet of `size` bytes serialized, the transmitter busy for `busy`.
+    #[inline(always)]
+    pub fn sent(&mut self, size: u64, busy: Time) {
+        self.busy_time += busy;
+        self.tx_packets += 1;
+        self.tx_bytes += size;
+    }
     /// Packets dropped at this port for `why`.
     #[inline]
     pub fn drops(&self, why: DropReason) -> u64 {
@@ -171,6 +178,14 @@ impl Port {
             self.stats.busy_time + (now - self.tx_start)
         } else {
             Time(self.stats.busy_time.0 - self.busy_until.0.saturating_sub(now.0))
+        }
+    }
+    /// Put packet `id` on this port's wire (port `port`), due at the far end at `at`; the wire's head is the
+    /// only one of its packets with an arrival event.
+    #[inline(always)]
+    pub fn onto_wire(&mut self, ev: &mut crate::engine::EventQueue, port: PortId, at: Time, id: PktId) {
+        if self.wire.push(at, id) {
+            ev.schedule(at, crate::engine::Event::WireArrival(port));
         }
     }
     /// The transmitter is serializing a packet (or held by a `SERVE` hook) at `now`.
