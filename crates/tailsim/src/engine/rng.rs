@@ -39,6 +39,11 @@ impl Rng {
     pub fn below(&mut self, n: u32) -> u32 {
         self.0.gen_range(0..n)
     }
+    /// What `below(n)` would return now, without drawing (a prediction for prefetching).
+    #[inline]
+    pub fn peek_below(&self, n: u32) -> u32 {
+        self.0.clone().gen_range(0..n)
+    }
     /// Exponential with the given mean (inverse transform; 1-u avoids ln(0)).
     #[inline]
     pub fn exp(&mut self, mean: f64) -> f64 {

@@ -120,14 +120,37 @@ impl Network {
         self.mechs.push(m);
     }
 
-    /// Prefetch stage 1 for an event on port `p`: the port's record (its first two lines) and what the
-    /// transmitter holds.
+    /// Prefetch stage 1 for an event on port `p`: the port's record (its first three lines: flags, wire,
+    /// counters; net/port.rs) and what the transmitter holds.
     #[inline(always)]
     pub fn prefetch_port(&self, p: PortId) {
         if let Some(pt) = self.ports.get(p.idx()) {
-            crate::engine::prefetch(pt);
-            crate::engine::prefetch((pt as *const Port).cast::<u8>().wrapping_add(64));
+            pt.prefetch();
             crate::engine::prefetch(&self.tx_current[p.idx()]);
+        }
+    }
+    /// Prefetch stage 2 for the end of a serialization on `p`: the slot at the head of the class the queue
+    /// will serve (a packet queued long enough ago to have left the caches).
+    #[inline(always)]
+    pub fn prefetch_queue_head(&self, p: PortId) {
+        if let Some(pt) = self.ports.get(p.idx()) {
+            pt.queue.prefetch_head(pt.paused);
+        }
+    }
+    /// Prefetch stage 4 for a wire arrival on `p` at a switch: the record of the egress port the packet will
+    /// most likely take (`Switch::predicted_egress`), known only once the packet (stage 3) and the route are.
+    #[inline(always)]
+    pub fn prefetch_egress(&self, p: PortId, pk: &Packets) {
+        let Some(pt) = self.ports.get(p.idx()) else { return };
+        let (Some(&(_, id)), false) = (pt.wire.head(), self.is_host(pt.peer)) else { return };
+        if id == PktId::NONE {
+            return;
+        }
+        let pkt = pk.get(id);
+        let s = pt.peer.idx() - self.hosts.len();
+        let cands = self.routes.candidates(s, pkt.dst);
+        if let Some(out) = self.switches[s].predicted_egress(self.lb, cands, pkt.hash) {
+            self.ports[out.idx()].prefetch();
         }
     }
     /// Prefetch stage 2 for a wire arrival on `p`: the entry of the wire's head (the port's record is

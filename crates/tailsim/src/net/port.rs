@@ -52,23 +52,25 @@ impl DropReason {
     pub const COUNT: usize = 7;
 }
 
+/// `repr(C)`: what a packet-hop updates (occupancy, busy time, transmit counters) in the first 64 bytes.
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct PortStats {
+    /// Integral of queued bytes over time (byte·ps), for the time-average occupancy.
+    pub area: u128,
+    pub last_change: Time,
+    pub max_bytes: u64,
+    /// Time spent serializing packets (including preamble and gap), over the whole run.
+    pub busy_time: Time,
     pub tx_packets: u64,
     pub tx_bytes: u64,
+    /// Start of the occupancy measurement (end of warm-up).
+    pub since: Time,
     /// Drops at this port, by `DropReason as usize`.
     pub drops: [u64; DropReason::COUNT],
     pub ecn_marks: u64,
     /// Data packets cut to their header (NDP).
     pub trims: u64,
-    pub max_bytes: u64,
-    /// Integral of queued bytes over time (byte·ps), for the time-average occupancy.
-    pub area: u128,
-    pub last_change: Time,
-    /// Start of the occupancy measurement (end of warm-up).
-    pub since: Time,
-    /// Time spent serializing packets (including preamble and gap), over the whole run.
-    pub busy_time: Time,
 }
 
 impl PortStats {
@@ -101,53 +103,62 @@ pub enum EcnMode {
     DrainBytes,
 }
 
+/// A port's record, laid out by use (`repr(C)`, one record per 64-byte line boundary): the fields read on
+/// every packet-hop in its first two lines, which the run loop prefetches for the coming events
+/// (engine/prefetch.rs), the counters in the third, the queue after. With the compiler's own order the flags
+/// and the corruption probability sat in the record's last two lines, the wire in the second, and the
+/// arrival through a port touched four lines of it (docs/performance.md).
+#[repr(C, align(64))]
 pub struct Port {
-    pub node: NodeId,
-    pub peer: NodeId,
-    /// The port of the same link in the other direction (the peer's port towards `node`).
-    pub reverse: PortId,
+    // Line 0: what every event on the port reads (the arrival through it, admission, the transmitter).
     /// The hook points at which mechanisms see this port's packets (empty by default; `net/hooks.rs`).
     pub hooks: HookSet,
-    pub rate: BitsPerSec,
-    pub delay: Time,
     pub up: bool,
-    /// Probability that a packet crossing this link is corrupted (and discarded by the receiver).
-    pub corrupt_p: f64,
-    pub queue: QueueDisc,
-    /// Bytes queued (not counting the packet being serialized).
-    pub bytes: u64,
-    /// Per-port byte limit (None = unlimited or governed by the switch's shared buffer).
-    pub limit: Option<u64>,
-    /// With a per-port limit: `(reserve, n)` sets `reserve` bytes aside for each of classes 0..n and shares
-    /// the rest first come, first served (pFabric §6's commodity priority queues: 225 KB, 15 KB per queue).
-    pub class_reserve: Option<(u64, u8)>,
-    /// ECN threshold K per class in bytes (u64::MAX = no marking).
-    pub ecn_k: [u64; CLASSES],
-    /// Compare K with the port's total queue rather than the class queue.
-    pub ecn_mode: EcnMode,
-    /// Switch ports with NDP trimming: the class-queue size beyond which data packets are cut to headers.
-    pub trim: Option<u64>,
     /// The transmitter is held by the slow path: a packet in `Network::tx_current` whose end of
     /// serialization (`TxDone`) decides its fate, or a `SERVE` hook's pass. See `busy_until` for the fast path.
     pub busy: bool,
-    /// When the packet being serialized started (valid while `busy`).
-    pub tx_start: Time,
-    /// The fast path (net/egress.rs, `start_queued`): the transmitter's last packet went onto the wire when
-    /// its serialization started, and the transmitter is free again at this time. No event marks that moment
-    /// unless something waits for it (`tx_pending`).
-    pub busy_until: Time,
     /// A `TxDone` event is pending for this port (fast path: at `busy_until`).
     pub tx_pending: bool,
     /// Bit c set = class c paused by the peer (PFC).
     pub paused: u8,
+    /// Compare K with the port's total queue rather than the class queue.
+    pub ecn_mode: EcnMode,
+    pub node: NodeId,
+    pub peer: NodeId,
+    /// The port of the same link in the other direction (the peer's port towards `node`).
+    pub reverse: PortId,
+    /// Preamble and inter-frame gap: wire time without buffer space.
+    pub wire_overhead: u32,
+    pub rate: BitsPerSec,
+    pub delay: Time,
+    /// Probability that a packet crossing this link is corrupted (and discarded by the receiver).
+    pub corrupt_p: f64,
+    /// Bytes queued (not counting the packet being serialized).
+    pub bytes: u64,
+    /// The fast path (net/egress.rs, `start_queued`): the transmitter's last packet went onto the wire when
+    /// its serialization started, and the transmitter is free again at this time. No event marks that moment
+    /// unless something waits for it (`tx_pending`).
+    pub busy_until: Time,
+    // Line 1: the wire and the admission limits.
+    /// Packets propagating on the link, in order.
+    pub wire: Pipe,
+    /// Switch ports with NDP trimming: the class-queue size beyond which data packets are cut to headers.
+    pub trim: Option<u64>,
+    /// Per-port byte limit (None = unlimited or governed by the switch's shared buffer).
+    pub limit: Option<u64>,
+    // Line 2: the counters a packet-hop updates (`PortStats`' first line); then the colder state.
+    pub stats: PortStats,
+    /// When the packet being serialized started (valid while `busy`).
+    pub tx_start: Time,
+    /// With a per-port limit: `(reserve, n)` sets `reserve` bytes aside for each of classes 0..n and shares
+    /// the rest first come, first served (pFabric §6's commodity priority queues: 225 KB, 15 KB per queue).
+    pub class_reserve: Option<(u64, u8)>,
     /// Link-local control frames and express packets waiting to be sent: served before the queue, never paused,
     /// outside the buffer (`Effect::Frame`, `Effect::Express`).
     pub ctl: VecDeque<PktId>,
-    /// Packets propagating on the link, in order.
-    pub wire: Pipe,
-    /// Preamble and inter-frame gap: wire time without buffer space.
-    pub wire_overhead: u32,
-    pub stats: PortStats,
+    /// ECN threshold K per class in bytes (u64::MAX = no marking).
+    pub ecn_k: [u64; CLASSES],
+    pub queue: QueueDisc,
 }
 
 impl Port {
@@ -188,6 +199,15 @@ impl Port {
             ev.schedule(at, crate::engine::Event::WireArrival(port));
         }
     }
+    /// Start loading the record's first three lines (engine/prefetch.rs): what a packet-hop reads and
+    /// updates (the layout above).
+    #[inline(always)]
+    pub fn prefetch(&self) {
+        let at = (self as *const Port).cast::<u8>();
+        for line in 0..3 {
+            crate::engine::prefetch(at.wrapping_add(64 * line));
+        }
+    }
     /// The transmitter is serializing a packet (or held by a `SERVE` hook) at `now`.
     #[inline(always)]
     pub fn transmitting(&self, now: Time) -> bool {
@@ -201,3 +221,11 @@ impl Port {
         self.stats.max_bytes = self.bytes;
     }
 }
+
+// The layout the comments above describe: line 0's fields, the wire in line 1, the counters in line 2.
+const _: () = {
+    use std::mem::offset_of;
+    assert!(offset_of!(Port, busy_until) + 8 <= 64 && offset_of!(Port, corrupt_p) < 64);
+    assert!(offset_of!(Port, wire) >= 64 && offset_of!(Port, limit) + 16 <= 128);
+    assert!(offset_of!(Port, stats) == 128 && offset_of!(PortStats, since) + 8 <= 64);
+};

@@ -112,6 +112,17 @@ impl QueueDisc {
             }
         }
     }
+    /// Start loading the slot at the head of the class that `pop` would serve (a hint; the FIFO classes
+    /// only: the other disciplines' heads are found by a search that the hint would repeat).
+    #[inline(always)]
+    pub fn prefetch_head(&self, paused: u8) {
+        if let QueueDisc::PrioFifo(q) = self {
+            let head = (0..CLASSES).filter(|&c| paused & (1 << c) == 0).find_map(|c| q.q[c].front());
+            if let Some(h) = head {
+                crate::engine::prefetch(h);
+            }
+        }
+    }
     /// DeTail's drain bytes for class `c` (thesis Fig. 5.3): bytes queued that a packet of class c would wait
     /// behind, i.e. of classes 0..=c (pFabric queues: those of the sub-buffers served first, and its own).
     pub fn drain_bytes(&self, c: usize) -> u64 {

@@ -52,6 +52,18 @@ impl Switch {
             salt: mix32(i as u32 ^ 0x5bd1_e995),
         }
     }
+    /// Where a packet to `dst` of flow hash `hash` would leave this switch (switch index `s`) if it arrived
+    /// now, for prefetching the egress port ahead of the arrival: the spray's draw is made on a copy of the
+    /// switch's stream, so nothing changes; a guess that proves wrong (another packet draws first, a mechanism
+    /// or a pinned path chooses) costs a wasted prefetch, never a result.
+    #[inline(always)]
+    pub(super) fn predicted_egress(&self, lb: LoadBalance, cands: &[PortId], hash: u32) -> Option<PortId> {
+        match cands.len() {
+            0 => None,
+            1 => Some(cands[0]),
+            n => Some(cands[pick(lb, n, hash, self.salt, |n| self.rng.peek_below(n))]),
+        }
+    }
     /// The next hop that per-flow load balancing `lb` chooses among `cands` for a flow of hash `hash` (None
     /// without routes, or if `lb` chooses per packet).
     pub fn flow_choice(&self, lb: LoadBalance, cands: &[PortId], hash: u32) -> Option<PortId> {
@@ -93,11 +105,7 @@ impl Network {
             (Some(o), _) => o,
             (None, 0) => return self.no_route(s, in_port, pk, id),
             (None, 1) => cands[0],
-            (None, n) => match lb {
-                LoadBalance::Ecmp => cands[ecmp_index(p.hash, sw.salt, n)],
-                LoadBalance::Spray => cands[sw.rng.below(n as u32) as usize],
-                LoadBalance::First => cands[0],
-            },
+            (None, n) => cands[pick(lb, n, p.hash, sw.salt, |n| sw.rng.below(n))],
         };
         p.out_port = out;
         if link_hooks.has(HookSet::INGRESS) {
@@ -163,6 +171,17 @@ impl Network {
         }
         let out = pk.get(id).out_port;
         self.enqueue(now, ev, pk, out, id);
+    }
+}
+
+/// Load balancing `lb`'s choice among `n` > 1 equal-cost next hops, for a packet of flow hash `hash` at a
+/// switch of salt `salt`; `draw(n)` is the spray's uniform draw in [0, n).
+#[inline(always)]
+fn pick(lb: LoadBalance, n: usize, hash: u32, salt: u32, draw: impl FnOnce(u32) -> u32) -> usize {
+    match lb {
+        LoadBalance::Ecmp => ecmp_index(hash, salt, n),
+        LoadBalance::Spray => draw(n as u32) as usize,
+        LoadBalance::First => 0,
     }
 }
 

@@ -238,18 +238,25 @@ impl World {
     }
 
     /// Start loading what the coming events of the current bucket will read, one stage of the chain per
-    /// event: counting from the event about to be handled, the port four events later, the wire's head entry
-    /// three later, the packet two later (engine/prefetch.rs). Results do not depend on it.
+    /// event (engine/prefetch.rs): counting from the event about to be handled, the port four events later,
+    /// then for a wire arrival its wire's head entry three later, the packet two later and the egress port
+    /// it will likely take at a switch one later; for the end of a serialization, the head of the queue
+    /// two later. Results do not depend on it.
     #[inline(always)]
     fn prefetch_ahead(&self) {
-        if let Some(Event::WireArrival(p) | Event::TxDone(p)) = self.ev.upcoming(2) {
+        if let Some(Event::WireArrival(p) | Event::TxDone(p)) = self.ev.upcoming(3) {
             self.net.prefetch_port(p);
         }
+        match self.ev.upcoming(2) {
+            Some(Event::WireArrival(p)) => self.net.prefetch_wire_head(p),
+            Some(Event::TxDone(p)) => self.net.prefetch_queue_head(p),
+            _ => {}
+        }
         if let Some(Event::WireArrival(p)) = self.ev.upcoming(1) {
-            self.net.prefetch_wire_head(p);
+            self.net.prefetch_wire_packet(p, &self.pk);
         }
         if let Some(Event::WireArrival(p)) = self.ev.upcoming(0) {
-            self.net.prefetch_wire_packet(p, &self.pk);
+            self.net.prefetch_egress(p, &self.pk);
         }
     }
 
