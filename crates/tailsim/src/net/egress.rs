@@ -69,7 +69,7 @@ impl Network {
         let out = &mut self.out;
         // Bytes that leave the buffer to make room (pFabric evicts lower-priority packets).
         let mut evicted_bytes = 0u64;
-        if let QueueDisc::PrioFifo(q) | QueueDisc::Ordered(q, _) = &mut pt.queue {
+        if let QueueDisc::PrioFifo(q) | QueueDisc::Ordered(_, q) = &mut pt.queue {
             if let Some(lim) = pt.trim {
                 if q.class_bytes(class) + size > lim && pk.get(id).payload > 0 {
                     pt.stats.trims += 1;
@@ -102,7 +102,7 @@ impl Network {
             }
             match &mut pt.queue {
                 QueueDisc::PrioFifo(q) => q.push(id, pk.get(id)),
-                QueueDisc::Ordered(q, nic) => {
+                QueueDisc::Ordered(nic, q) => {
                     q.count(pk.get(id));
                     nic.push(id, pk.get(id));
                 }

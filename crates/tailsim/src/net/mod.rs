@@ -121,36 +121,24 @@ impl Network {
     }
 
     /// Prefetch stage 1 for an event on port `p`: the port's record (its first three lines: flags, wire,
-    /// counters; net/port.rs) and what the transmitter holds.
+    /// counters; net/port.rs) and what the transmitter holds; with `queue`, the queue's lines too (for the
+    /// end of a serialization).
     #[inline(always)]
-    pub fn prefetch_port(&self, p: PortId) {
+    pub fn prefetch_port(&self, p: PortId, queue: bool) {
         if let Some(pt) = self.ports.get(p.idx()) {
             pt.prefetch();
+            if queue {
+                pt.prefetch_queue();
+            }
             crate::engine::prefetch(&self.tx_current[p.idx()]);
         }
     }
-    /// Prefetch stage 2 for the end of a serialization on `p`: the slot at the head of the class the queue
-    /// will serve (a packet queued long enough ago to have left the caches).
+    /// Prefetch stages 2 and later for the end of a serialization on `p` (`stage` 0 = the second): the
+    /// queue's head (`QueueDisc::prefetch_head`: a packet queued long enough ago to have left the caches).
     #[inline(always)]
-    pub fn prefetch_queue_head(&self, p: PortId) {
+    pub fn prefetch_queue_head(&self, p: PortId, stage: u8) {
         if let Some(pt) = self.ports.get(p.idx()) {
-            pt.queue.prefetch_head(pt.paused);
-        }
-    }
-    /// Prefetch stage 4 for a wire arrival on `p` at a switch: the record of the egress port the packet will
-    /// most likely take (`Switch::predicted_egress`), known only once the packet (stage 3) and the route are.
-    #[inline(always)]
-    pub fn prefetch_egress(&self, p: PortId, pk: &Packets) {
-        let Some(pt) = self.ports.get(p.idx()) else { return };
-        let (Some(&(_, id)), false) = (pt.wire.head(), self.is_host(pt.peer)) else { return };
-        if id == PktId::NONE {
-            return;
-        }
-        let pkt = pk.get(id);
-        let s = pt.peer.idx() - self.hosts.len();
-        let cands = self.routes.candidates(s, pkt.dst);
-        if let Some(out) = self.switches[s].predicted_egress(self.lb, cands, pkt.hash) {
-            self.ports[out.idx()].prefetch();
+            pt.queue.prefetch_head(stage, pt.paused);
         }
     }
     /// Prefetch stage 2 for a wire arrival on `p`: the entry of the wire's head (the port's record is
@@ -166,6 +154,38 @@ impl Network {
     pub fn prefetch_wire_packet(&self, p: PortId, pk: &Packets) {
         if let Some(&(_, id)) = self.ports.get(p.idx()).and_then(|pt| pt.wire.head()) {
             pk.prefetch(id);
+        }
+    }
+    /// The switch index and the packet at the head of `p`'s wire, when it leads to a switch.
+    #[inline(always)]
+    fn head_at_switch<'a>(&self, p: PortId, pk: &'a Packets) -> Option<(usize, &'a packet::Packet)> {
+        let pt = self.ports.get(p.idx())?;
+        let &(_, id) = pt.wire.head()?;
+        if id == PktId::NONE || self.is_host(pt.peer) {
+            return None;
+        }
+        Some((pt.peer.idx() - self.hosts.len(), pk.get(id)))
+    }
+    /// Prefetch stage 4 for a wire arrival on `p` at a switch: the route's table entry for the packet's
+    /// destination (the packet from stage 3).
+    #[inline(always)]
+    pub fn prefetch_route(&self, p: PortId, pk: &Packets) {
+        if let Some((s, pkt)) = self.head_at_switch(p, pk) {
+            self.routes.prefetch(s, pkt.dst);
+        }
+    }
+    /// Prefetch stage 5 for a wire arrival on `p` at a switch: the record and queue of the egress port the
+    /// packet will most likely take (`Switch::predicted_egress`), known only once the packet and its route
+    /// entry are.
+    #[inline(always)]
+    pub fn prefetch_egress(&self, p: PortId, pk: &Packets) {
+        if let Some((s, pkt)) = self.head_at_switch(p, pk) {
+            let cands = self.routes.candidates(s, pkt.dst);
+            if let Some(out) = self.switches[s].predicted_egress(self.lb, cands, pkt.hash) {
+                let pt = &self.ports[out.idx()];
+                pt.prefetch();
+                pt.prefetch_queue();
+            }
         }
     }
 
@@ -499,7 +519,7 @@ impl Network {
                             QueueDisc::PFabric((0..pf.classes).map(|_| PFabricQueue::new(pf.strict)).collect())
                         }
                         (None, Some(order)) if !is_sw => {
-                            QueueDisc::Ordered(PrioFifo::default(), Box::new(nic_queue::NicQueue::new(order)))
+                            QueueDisc::Ordered(Box::new(nic_queue::NicQueue::new(order)), PrioFifo::default())
                         }
                         (None, _) => QueueDisc::PrioFifo(PrioFifo::default()),
                     },

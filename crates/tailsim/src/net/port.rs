@@ -208,6 +208,16 @@ impl Port {
             crate::engine::prefetch(at.wrapping_add(64 * line));
         }
     }
+    /// Start loading the queue's state that admission and the transmitter read (ECN thresholds, the
+    /// discipline's byte counts and its first classes' deques: four lines from `ecn_k`, which the queue
+    /// follows). Addresses only: nothing of the record is read, so this does not wait for it.
+    #[inline(always)]
+    pub fn prefetch_queue(&self) {
+        let at = self.ecn_k.as_ptr().cast::<u8>();
+        for line in 0..4 {
+            crate::engine::prefetch(at.wrapping_add(64 * line));
+        }
+    }
     /// The transmitter is serializing a packet (or held by a `SERVE` hook) at `now`.
     #[inline(always)]
     pub fn transmitting(&self, now: Time) -> bool {
@@ -228,4 +238,5 @@ const _: () = {
     assert!(offset_of!(Port, busy_until) + 8 <= 64 && offset_of!(Port, corrupt_p) < 64);
     assert!(offset_of!(Port, wire) >= 64 && offset_of!(Port, limit) + 16 <= 128);
     assert!(offset_of!(Port, stats) == 128 && offset_of!(PortStats, since) + 8 <= 64);
+    assert!(offset_of!(Port, queue) == offset_of!(Port, ecn_k) + 64);
 };

@@ -16,10 +16,14 @@ pub const CLASSES: usize = 8;
 /// A slot keeps the packet's size beside its id, so the transmitter learns how long the packet takes without
 /// reading it: a packet waits in a queue long enough to leave the caches, and reading its size was a miss
 /// per packet-hop at 1,024 hosts (docs/performance.md).
+///
+/// `repr(C)`, the byte counts first: admission reads a class's bytes and its deque's header, and in this
+/// order those of classes 0–3 lie in the port record's lines that `Port::prefetch_queue` loads.
 #[derive(Default)]
+#[repr(C)]
 pub struct PrioFifo {
-    q: [VecDeque<(PktId, u32)>; CLASSES],
     bytes: [u64; CLASSES],
+    q: [VecDeque<(PktId, u32)>; CLASSES],
 }
 
 impl PrioFifo {
@@ -81,7 +85,7 @@ pub enum QueueDisc {
     /// the packets wait in the `NicQueue`, their bytes per class are counted in the `PrioFifo` (whose class
     /// queues stay empty), so admission and ECN are the same code as a switch port's. A variant of its own
     /// keeps switch ports' queues as they were (one test of the variant, already made, and no more).
-    Ordered(PrioFifo, Box<NicQueue>),
+    Ordered(Box<NicQueue>, PrioFifo),
     /// pFabric: admission and scheduling by `Packet::rank` (net/pfabric.rs), in one buffer or — pFabric-EDF —
     /// several served by strict priority, each with its own buffer limit. Class c goes into buffer
     /// min(c, n − 1).
@@ -95,7 +99,7 @@ impl QueueDisc {
     pub fn pop(&mut self, paused: u8, pk: &Packets) -> Option<(PktId, u32)> {
         match self {
             QueueDisc::PrioFifo(q) => q.pop(paused),
-            QueueDisc::Ordered(q, n) => {
+            QueueDisc::Ordered(n, q) => {
                 let (id, c, size) = n.pop(paused)?;
                 q.bytes[c] -= size as u64;
                 Some((id, size))
@@ -112,29 +116,35 @@ impl QueueDisc {
             }
         }
     }
-    /// Start loading the slot at the head of the class that `pop` would serve (a hint; the FIFO classes
-    /// only: the other disciplines' heads are found by a search that the hint would repeat).
+    /// Prefetch for the next `pop` (a hint), stage `stage` of its chain: for the FIFO classes, stage 0 loads
+    /// the slot at the head of the class that `pop` would serve; for a NIC's own order, stages 0–3 walk
+    /// `NicQueue::prefetch_stage` (the NIC record is the variant's first field, in the queue's first line).
+    /// pFabric's heads are found by a search that the hint would repeat: none.
     #[inline(always)]
-    pub fn prefetch_head(&self, paused: u8) {
-        if let QueueDisc::PrioFifo(q) = self {
-            let head = (0..CLASSES).filter(|&c| paused & (1 << c) == 0).find_map(|c| q.q[c].front());
-            if let Some(h) = head {
-                crate::engine::prefetch(h);
+    pub fn prefetch_head(&self, stage: u8, paused: u8) {
+        match self {
+            QueueDisc::PrioFifo(q) if stage == 0 => {
+                let head = (0..CLASSES).filter(|&c| paused & (1 << c) == 0).find_map(|c| q.q[c].front());
+                if let Some(h) = head {
+                    crate::engine::prefetch(h);
+                }
             }
+            QueueDisc::Ordered(n, _) => n.prefetch_stage(stage, paused),
+            _ => {}
         }
     }
     /// DeTail's drain bytes for class `c` (thesis Fig. 5.3): bytes queued that a packet of class c would wait
     /// behind, i.e. of classes 0..=c (pFabric queues: those of the sub-buffers served first, and its own).
     pub fn drain_bytes(&self, c: usize) -> u64 {
         match self {
-            QueueDisc::PrioFifo(q) | QueueDisc::Ordered(q, _) => q.bytes[..=c.min(CLASSES - 1)].iter().sum(),
+            QueueDisc::PrioFifo(q) | QueueDisc::Ordered(_, q) => q.bytes[..=c.min(CLASSES - 1)].iter().sum(),
             QueueDisc::PFabric(subs) => subs.iter().take(c + 1).map(|q| q.bytes).sum(),
         }
     }
     /// The class the queue would serve next (the first non-empty class that is not paused), if any.
     pub fn head_class(&self, paused: u8) -> Option<usize> {
         match self {
-            QueueDisc::Ordered(_, n) => n.head_class(paused),
+            QueueDisc::Ordered(n, _) => n.head_class(paused),
             QueueDisc::PrioFifo(q) => (0..CLASSES).find(|&c| paused & (1 << c) == 0 && !q.q[c].is_empty()),
             QueueDisc::PFabric(subs) => {
                 subs.iter().enumerate().find(|(c, q)| paused & (1 << c) == 0 && q.bytes > 0).map(|(c, _)| c)
@@ -144,7 +154,7 @@ impl QueueDisc {
     pub fn packets(&self) -> Box<dyn Iterator<Item = PktId> + '_> {
         match self {
             QueueDisc::PrioFifo(q) => Box::new(q.iter()),
-            QueueDisc::Ordered(_, n) => n.iter(),
+            QueueDisc::Ordered(n, _) => n.iter(),
             QueueDisc::PFabric(subs) => Box::new(subs.iter().flat_map(|q| q.iter())),
         }
     }

@@ -64,6 +64,18 @@ impl Routes {
         &self.cands[s as usize..(s + l) as usize]
     }
 
+    /// Start loading the table entry `candidates(sw, dst)` will read (a hint).
+    #[inline(always)]
+    pub fn prefetch(&self, sw: usize, dst: NodeId) {
+        if let Some(&(leaf, leaf_sw)) = self.host_leaf.get(dst.idx()) {
+            if leaf_sw as usize == sw {
+                crate::engine::prefetch(self.local.as_ptr().wrapping_add(dst.idx()));
+            } else {
+                crate::engine::prefetch(self.entries.as_ptr().wrapping_add(sw * self.row + leaf as usize));
+            }
+        }
+    }
+
     /// Bytes the tables take (for the performance notes and the memory test).
     pub fn heap_bytes(&self) -> usize {
         self.host_leaf.capacity() * 8

@@ -81,6 +81,11 @@ pub struct Progress {
     pub active_flows: usize,
 }
 
+/// The working set (`World::working_set`) beyond which the run loop prefetches a packet-hop's whole chain:
+/// 4 MiB, eight times this machine's per-core cache, between htsim's permutation at 128 hosts (about 2 MB
+/// at its peak: 14,000 packets, 768 ports) and at 1,024 (more than 12 MB of packets alone).
+const DEEP_PREFETCH_BYTES: usize = 4 << 20;
+
 pub struct World {
     pub now: Time,
     pub ev: EventQueue,
@@ -110,6 +115,9 @@ pub struct World {
     /// the same reason: the end-of-run drain, when queues empty, would dilute the mean under load.
     pub occupancy_at_last_arrival: Option<Vec<(f64, u64)>>,
     generators_left: usize,
+    /// The packets in flight and the ports no longer fit in the caches: prefetch the whole chain of a
+    /// packet-hop (`prefetch_ahead`). Re-judged at every progress poll; results do not depend on it.
+    deep_prefetch: bool,
     /// Per generator: the class its flows' packets use, if the workload sets one.
     pub flow_class: Vec<Option<u8>>,
     /// Queue-occupancy samples (time, port, bytes) every `sample_every`, if set.
@@ -176,6 +184,7 @@ impl World {
             foreground_open,
             has_background,
             foreground_done: false,
+            deep_prefetch: false,
             flow_class: Vec::new(),
             queue_samples: Vec::new(),
             sample_every,
@@ -222,6 +231,7 @@ impl World {
             self.prefetch_ahead();
             self.dispatch(e);
             if self.ev.processed() & 0xFFFF == 0 {
+                self.deep_prefetch = self.working_set() > DEEP_PREFETCH_BYTES;
                 if !on_progress(&self.progress()) {
                     return StopReason::Interrupted;
                 }
@@ -238,26 +248,61 @@ impl World {
     }
 
     /// Start loading what the coming events of the current bucket will read, one stage of the chain per
-    /// event (engine/prefetch.rs): counting from the event about to be handled, the port four events later,
-    /// then for a wire arrival its wire's head entry three later, the packet two later and the egress port
-    /// it will likely take at a switch one later; for the end of a serialization, the head of the queue
-    /// two later. Results do not depend on it.
+    /// event (engine/prefetch.rs), so that each stage finds in the cache what the one before loaded.
+    /// Counting from the event about to be handled: the port five events later (with its queue for the end
+    /// of a serialization); for a wire arrival, its wire's head entry four later, the packet three later,
+    /// at a switch the route's table entry two later and the egress port the packet will likely take one
+    /// later; for the end of a serialization, the queue's head from four events later (one stage for a FIFO
+    /// class's head slot, four for a NIC's own order: its record, turn, flow queue, slot). While the working set
+    /// fits in the caches (`deep_prefetch` unset) only the first three stages of a wire arrival run, two to
+    /// four events ahead: the later stages repeat the route's choice, which costs more than the misses it
+    /// saves there (measured: −15 to −20 % packet-hops per second at 128 hosts; docs/performance.md).
+    /// Results do not depend on it.
     #[inline(always)]
     fn prefetch_ahead(&self) {
-        if let Some(Event::WireArrival(p) | Event::TxDone(p)) = self.ev.upcoming(3) {
-            self.net.prefetch_port(p);
+        if !self.deep_prefetch {
+            if let Some(Event::WireArrival(p) | Event::TxDone(p)) = self.ev.upcoming(2) {
+                self.net.prefetch_port(p, false);
+            }
+            if let Some(Event::WireArrival(p)) = self.ev.upcoming(1) {
+                self.net.prefetch_wire_head(p);
+            }
+            if let Some(Event::WireArrival(p)) = self.ev.upcoming(0) {
+                self.net.prefetch_wire_packet(p, &self.pk);
+            }
+            return;
         }
-        match self.ev.upcoming(2) {
-            Some(Event::WireArrival(p)) => self.net.prefetch_wire_head(p),
-            Some(Event::TxDone(p)) => self.net.prefetch_queue_head(p),
+        match self.ev.upcoming(4) {
+            Some(Event::WireArrival(p)) => self.net.prefetch_port(p, false),
+            Some(Event::TxDone(p)) => self.net.prefetch_port(p, true),
             _ => {}
         }
-        if let Some(Event::WireArrival(p)) = self.ev.upcoming(1) {
-            self.net.prefetch_wire_packet(p, &self.pk);
+        match self.ev.upcoming(3) {
+            Some(Event::WireArrival(p)) => self.net.prefetch_wire_head(p),
+            Some(Event::TxDone(p)) => self.net.prefetch_queue_head(p, 0),
+            _ => {}
         }
-        if let Some(Event::WireArrival(p)) = self.ev.upcoming(0) {
-            self.net.prefetch_egress(p, &self.pk);
+        match self.ev.upcoming(2) {
+            Some(Event::WireArrival(p)) => self.net.prefetch_wire_packet(p, &self.pk),
+            Some(Event::TxDone(p)) => self.net.prefetch_queue_head(p, 1),
+            _ => {}
         }
+        match self.ev.upcoming(1) {
+            Some(Event::WireArrival(p)) => self.net.prefetch_route(p, &self.pk),
+            Some(Event::TxDone(p)) => self.net.prefetch_queue_head(p, 2),
+            _ => {}
+        }
+        match self.ev.upcoming(0) {
+            Some(Event::WireArrival(p)) => self.net.prefetch_egress(p, &self.pk),
+            Some(Event::TxDone(p)) => self.net.prefetch_queue_head(p, 3),
+            _ => {}
+        }
+    }
+
+    /// Bytes of the records a packet-hop touches: the packets in flight and the ports.
+    fn working_set(&self) -> usize {
+        self.pk.live() * std::mem::size_of::<crate::net::packet::Packet>()
+            + self.net.ports.len() * std::mem::size_of::<crate::net::port::Port>()
     }
 
     /// What changes whenever a run makes progress: packets delivered, flows started and finished.
