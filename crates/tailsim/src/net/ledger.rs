@@ -90,11 +90,16 @@ impl Packets {
         let p = *self.get(id);
         self.insert(p, Origin::Copy)
     }
-    /// Start loading packet `id` (a hint; `engine::prefetch`).
+    /// Start loading packet `id` (a hint; `engine::prefetch`): both of the lines it spans. A packet is 104
+    /// bytes at a 104-byte stride, so most straddle two lines, and the switch's ingress writes `hops` and
+    /// `in_port` near its end (with its first line alone prefetched, that write was 43 % of the wire
+    /// arrival's samples at 1,024 hosts).
     #[inline(always)]
     pub fn prefetch(&self, id: PktId) {
         if let Some(p) = self.slab.try_get(id.0) {
-            crate::engine::prefetch(p);
+            let at = (p as *const Packet).cast::<u8>();
+            crate::engine::prefetch(at);
+            crate::engine::prefetch(at.wrapping_add(std::mem::size_of::<Packet>() - 1));
         }
     }
     #[inline]
