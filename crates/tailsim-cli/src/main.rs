@@ -4,6 +4,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Set by the first Ctrl-C or SIGTERM; a second one ends the process at once.
 static STOP: AtomicBool = AtomicBool::new(false);
 
+/// Large blocks on transparent huge pages (engine/hugepages.rs).
+#[global_allocator]
+static ALLOC: tailsim::engine::HugePageAlloc = tailsim::engine::HugePageAlloc;
+
 fn main() -> ExitCode {
     let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "tailsim".into());
     // Only `run` and `bench` poll the flag; every other command keeps the default action (Ctrl-C ends it at

@@ -254,6 +254,10 @@ fn qjump_levels(
     Ok((network_epoch(&q).0, rows))
 }
 
+/// Large blocks on transparent huge pages (engine/hugepages.rs), as in the `tailsim` binary.
+#[global_allocator]
+static ALLOC: tailsim::engine::HugePageAlloc = tailsim::engine::HugePageAlloc;
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", m.py().get_type_bound::<ConfigError>())?;

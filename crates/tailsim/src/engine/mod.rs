@@ -1,12 +1,14 @@
 //! The discrete-event engine: time-ordered events with deterministic tie-breaking, a packet arena, seeded
 //! random streams, and FIFO delay lines.
 
+mod hugepages;
 mod pipe;
 mod prefetch;
 mod queue;
 mod rng;
 mod slab;
 
+pub use hugepages::HugePageAlloc;
 pub use pipe::Pipe;
 pub use prefetch::prefetch;
 pub use queue::{Event, EventQueue, TimerKind};
