@@ -17,3 +17,42 @@ pub fn prefetch<T>(p: *const T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
 }
+
+/// The size of the last-level cache in bytes, as Linux reports it (the largest `cache/index*/size` of CPU 0);
+/// 32 MiB where it cannot be read. Read once.
+pub fn last_level_cache_bytes() -> usize {
+    static LLC: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *LLC.get_or_init(|| {
+        let sizes = (0..8).filter_map(|i| {
+            let path = format!("/sys/devices/system/cpu/cpu0/cache/index{i}/size");
+            parse_cache_size(std::fs::read_to_string(path).ok()?.trim())
+        });
+        sizes.max().unwrap_or(32 << 20)
+    })
+}
+
+/// "32768K", "1M", "512" (bytes) as sysfs writes a cache's size.
+fn parse_cache_size(s: &str) -> Option<usize> {
+    let (digits, unit) = match s.as_bytes().last()? {
+        b'K' => (&s[..s.len() - 1], 1 << 10),
+        b'M' => (&s[..s.len() - 1], 1 << 20),
+        b'G' => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    digits.parse::<usize>().ok().map(|n| n * unit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_sizes_parse_as_sysfs_writes_them() {
+        assert_eq!(parse_cache_size("32768K"), Some(32 << 20));
+        assert_eq!(parse_cache_size("1M"), Some(1 << 20));
+        assert_eq!(parse_cache_size("512"), Some(512));
+        assert_eq!(parse_cache_size("x"), None);
+        assert_eq!(parse_cache_size(""), None);
+        assert!(last_level_cache_bytes() >= 1 << 10);
+    }
+}

@@ -81,11 +81,6 @@ pub struct Progress {
     pub active_flows: usize,
 }
 
-/// The working set (`World::working_set`) beyond which the run loop prefetches a packet-hop's whole chain:
-/// 4 MiB, eight times this machine's per-core cache, between htsim's permutation at 128 hosts (about 2 MB
-/// at its peak: 14,000 packets, 768 ports) and at 1,024 (more than 12 MB of packets alone).
-const DEEP_PREFETCH_BYTES: usize = 4 << 20;
-
 pub struct World {
     pub now: Time,
     pub ev: EventQueue,
@@ -115,9 +110,11 @@ pub struct World {
     /// the same reason: the end-of-run drain, when queues empty, would dilute the mean under load.
     pub occupancy_at_last_arrival: Option<Vec<(f64, u64)>>,
     generators_left: usize,
-    /// The packets in flight and the ports no longer fit in the caches: prefetch the whole chain of a
-    /// packet-hop (`prefetch_ahead`). Re-judged at every progress poll; results do not depend on it.
+    /// The packets in flight and the ports no longer fit in the last-level cache: prefetch the whole chain
+    /// of a packet-hop (`prefetch_ahead`). Re-judged at every progress poll; results do not depend on it.
     deep_prefetch: bool,
+    /// The working set beyond which `deep_prefetch` is set: the last-level cache's size.
+    deep_from: usize,
     /// Per generator: the class its flows' packets use, if the workload sets one.
     pub flow_class: Vec<Option<u8>>,
     /// Queue-occupancy samples (time, port, bytes) every `sample_every`, if set.
@@ -185,6 +182,7 @@ impl World {
             has_background,
             foreground_done: false,
             deep_prefetch: false,
+            deep_from: crate::engine::last_level_cache_bytes(),
             flow_class: Vec::new(),
             queue_samples: Vec::new(),
             sample_every,
@@ -231,7 +229,7 @@ impl World {
             self.prefetch_ahead();
             self.dispatch(e);
             if self.ev.processed() & 0xFFFF == 0 {
-                self.deep_prefetch = self.working_set() > DEEP_PREFETCH_BYTES;
+                self.deep_prefetch = self.working_set() > self.deep_from;
                 if !on_progress(&self.progress()) {
                     return StopReason::Interrupted;
                 }
@@ -253,11 +251,12 @@ impl World {
     /// of a serialization); for a wire arrival, its wire's head entry four later, the packet three later,
     /// at a switch the route's table entry two later and the egress port the packet will likely take one
     /// later; for the end of a serialization, the queue's head from four events later (one stage for a FIFO
-    /// class's head slot, four for a NIC's own order: its record, turn, flow queue, slot). While the working set
-    /// fits in the caches (`deep_prefetch` unset) only the first three stages of a wire arrival run, two to
-    /// four events ahead: the later stages repeat the route's choice, which costs more than the misses it
-    /// saves there (measured: −15 to −20 % packet-hops per second at 128 hosts; docs/performance.md).
-    /// Results do not depend on it.
+    /// class's head slot, four for a NIC's own order: its record, turn, flow queue, slot). While the working
+    /// set fits in the last-level cache (`deep_prefetch` unset) only the first three stages of a wire arrival
+    /// run, two to four events ahead: the later stages repeat the route's choice, which costs more than the
+    /// misses it saves while those are cache hits (measured, docs/performance.md: −15 to −20 % packet-hops
+    /// per second at 128 hosts, 2 MB; −10 % at 5 MB; −3 to −10 % at 1,024 hosts, 20 MB; +40 % at 5,488
+    /// hosts, 184 MB, on this machine's 32 MB cache). Results do not depend on it.
     #[inline(always)]
     fn prefetch_ahead(&self) {
         if !self.deep_prefetch {
