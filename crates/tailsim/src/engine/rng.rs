@@ -70,6 +70,17 @@ impl SeedableRng for Rng {
 mod tests {
     use super::*;
     #[test]
+    fn a_peek_foretells_the_next_draw_and_draws_nothing() {
+        // The prefetcher's guess of a switch's spray (`Switch::predicted_egress`) is right exactly when no
+        // other draw comes between.
+        let mut r = Rng::new(7, "switch-spray", 3);
+        for n in [2u32, 3, 4, 14, 1000] {
+            let guess = r.peek_below(n);
+            assert_eq!(r.peek_below(n), guess);
+            assert_eq!(r.below(n), guess);
+        }
+    }
+    #[test]
     fn streams_are_independent_and_repeatable() {
         let a: Vec<u32> = (0..4)
             .map({
