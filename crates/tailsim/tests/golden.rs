@@ -94,11 +94,20 @@ fn record(e: &Experiment, s: &tailsim::Summary) -> serde_json::Value {
 }
 
 fn run_scenario(file: &str, set: &[&str]) -> serde_json::Value {
+    run_scenario_with(file, set, false)
+}
+
+/// `deep`: the run loop prefetches a packet-hop's whole chain from the first event (normally only past the
+/// last-level cache's size, which none of these small scenarios reaches).
+fn run_scenario_with(file: &str, set: &[&str], deep: bool) -> serde_json::Value {
     let path = root().join(file);
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let mut e = tailsim::load(&path, &set).unwrap_or_else(|err| panic!("{err}"));
     if e.stop.time.is_none() && e.stop.max_events.is_none() {
         e.stop.max_events = Some(100_000_000);
+    }
+    if deep {
+        e.world.set_deep_prefetch_from(0);
     }
     let s = e.run(&mut |_| {}).unwrap_or_else(|err| panic!("{file}: {err}"));
     record(&e, &s)
@@ -120,6 +129,40 @@ fn golden_outputs_are_unchanged() {
         if want != text {
             failures
                 .push(format!("{name} ({file}) differs from {}:\n--- golden\n{want}--- now\n{text}", golden.display()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The switch mechanisms' bench scenarios, shortened: their frames, copies and made packets cross wires that
+/// the prefetcher reads ahead of time too.
+const MECHANISM_SCENARIOS: &[(&str, &[&str])] = &[
+    ("examples/bench/detail-128-alltoall.toml", &["stop.time=\"20ms\""]),
+    ("examples/bench/fastlane-128.toml", &["stop.time=\"2ms\""]),
+    ("examples/bench/sqr-websearch.toml", &["stop.time=\"25ms\""]),
+    ("examples/bench/lg-100g-stress.toml", &["stop.time=\"300us\""]),
+    ("examples/bench/burstradar-cache.toml", &["stop.time=\"2ms\""]),
+];
+
+#[test]
+fn prefetching_the_whole_chain_changes_no_result() {
+    // The deep prefetch stages (sim/mod.rs, `prefetch_ahead`) only run past the last-level cache's size in
+    // ordinary runs; here from the first event, on every golden scenario (against the committed outputs)
+    // and on each switch mechanism (against the same run without them).
+    let mut failures = vec![];
+    for (name, file, set) in SCENARIOS {
+        let got = serde_json::to_string_pretty(&run_scenario_with(file, set, true)).unwrap() + "\n";
+        let golden = root().join(format!("crates/tailsim/tests/golden/{name}.json"));
+        let want = std::fs::read_to_string(&golden).unwrap_or_else(|e| panic!("{}: {e}", golden.display()));
+        if want != got {
+            failures.push(format!("{name}: deep prefetch differs from {}:\n{got}", golden.display()));
+        }
+    }
+    for (file, set) in MECHANISM_SCENARIOS {
+        let (light, deep) = (run_scenario_with(file, set, false), run_scenario_with(file, set, true));
+        assert!(light["packet_hops"].as_u64().unwrap() > 1000, "{file}: too short to mean anything");
+        if light != deep {
+            failures.push(format!("{file}: deep prefetch differs:\n{light}\n{deep}"));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

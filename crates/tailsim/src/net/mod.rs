@@ -156,7 +156,9 @@ impl Network {
             pk.prefetch(id);
         }
     }
-    /// The switch index and the packet at the head of `p`'s wire, when it leads to a switch.
+    /// The switch index and the packet at the head of `p`'s wire, when it leads to a switch and the packet is
+    /// addressed to a host (a link-local frame, PFC's pause say, is addressed to the switch itself: no route
+    /// leads there, and the arrival never routes it).
     #[inline(always)]
     fn head_at_switch<'a>(&self, p: PortId, pk: &'a Packets) -> Option<(usize, &'a packet::Packet)> {
         let pt = self.ports.get(p.idx())?;
@@ -164,7 +166,8 @@ impl Network {
         if id == PktId::NONE || self.is_host(pt.peer) {
             return None;
         }
-        Some((pt.peer.idx() - self.hosts.len(), pk.get(id)))
+        let pkt = pk.get(id);
+        self.is_host(pkt.dst).then(|| (pt.peer.idx() - self.hosts.len(), pkt))
     }
     /// Prefetch stage 4 for a wire arrival on `p` at a switch: the route's table entry for the packet's
     /// destination (the packet from stage 3).

@@ -597,3 +597,21 @@ fn detail_alb_is_uniform_within_a_favoured_set() {
 }
 
 mod transmitter;
+
+#[test]
+fn the_prefetcher_reads_ahead_over_a_frame_addressed_to_a_switch_without_harm() {
+    // A PFC pause from the leaf to the spine is addressed to the spine, which no route leads to: the deep
+    // prefetch stages (route entry, predicted egress) must pass over it, as the arrival does.
+    let (mut n, _) = net(BufferPolicy::Unlimited, u64::MAX);
+    let up = uplink(&n);
+    let (mut ev, mut pk) = (EventQueue::new(), Packets::default());
+    let mut f = Packet::new(PktKind::Frame, FlowSlot(0), 0, NodeId(4), NodeId(5));
+    f.size = 64;
+    let id = pk.make(f);
+    n.ports[up.idx()].onto_wire(&mut ev, up, Time::ns(100), id);
+    n.prefetch_port(up, true);
+    n.prefetch_wire_head(up);
+    n.prefetch_wire_packet(up, &pk);
+    n.prefetch_route(up, &pk);
+    n.prefetch_egress(up, &pk);
+}

@@ -229,7 +229,7 @@ impl World {
             self.prefetch_ahead();
             self.dispatch(e);
             if self.ev.processed() & 0xFFFF == 0 {
-                self.deep_prefetch = self.working_set() > self.deep_from;
+                self.deep_prefetch = self.working_set() > self.deep_from || self.deep_from == 0;
                 if !on_progress(&self.progress()) {
                     return StopReason::Interrupted;
                 }
@@ -296,6 +296,14 @@ impl World {
             Some(Event::TxDone(p)) => self.net.prefetch_queue_head(p, 3),
             _ => {}
         }
+    }
+
+    /// Prefetch the whole chain of a packet-hop once the working set exceeds `bytes` (0: from the first
+    /// event) instead of the last-level cache's size. For tests and measurements: results never depend on
+    /// it (tests/golden.rs runs every golden scenario and each switch mechanism with it at 0).
+    pub fn set_deep_prefetch_from(&mut self, bytes: usize) {
+        self.deep_from = bytes;
+        self.deep_prefetch = self.working_set() > bytes || bytes == 0;
     }
 
     /// Bytes of the records a packet-hop touches: the packets in flight and the ports.
