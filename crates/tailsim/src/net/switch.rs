@@ -52,10 +52,10 @@ impl Switch {
             salt: mix32(i as u32 ^ 0x5bd1_e995),
         }
     }
-    /// Where a packet to `dst` of flow hash `hash` would leave this switch (switch index `s`) if it arrived
-    /// now, for prefetching the egress port ahead of the arrival: the spray's draw is made on a copy of the
-    /// switch's stream, so nothing changes; a guess that proves wrong (another packet draws first, a mechanism
-    /// or a pinned path chooses) costs a wasted prefetch, never a result.
+    /// Which of the next hops `cands` a packet of flow hash `hash` would take if it arrived now, for
+    /// prefetching its egress port ahead of the arrival: the spray's draw is made on a copy of the switch's
+    /// stream, so nothing changes; a guess that proves wrong (another packet draws first, a mechanism or a
+    /// pinned path chooses) costs a wasted prefetch, never a result.
     #[inline(always)]
     pub(super) fn predicted_egress(&self, lb: LoadBalance, cands: &[PortId], hash: u32) -> Option<PortId> {
         match cands.len() {
