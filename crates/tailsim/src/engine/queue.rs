@@ -244,7 +244,10 @@ impl EventQueue {
                         }
                     }
                     let blk = &mut self.blocks[id as usize];
-                    let taken = blk.e[..len].iter();
+                    // Newest first, so `now` comes out in descending insertion order and only events out of
+                    // time order are left for the sort to move (callgrind: htsim-p2 −3.1 %,
+                    // fattree128-perm-100g −6.2 % of all instructions against oldest first).
+                    let taken = blk.e[..len].iter().rev();
                     self.now.extend(taken.map(|s| Entry { key: ((s.time as u128) << 64) | s.seq as u128, ev: s.ev }));
                     blk.next = self.free;
                     self.free = id;
