@@ -18,6 +18,14 @@ pub fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
+/// Start loading the `lines` consecutive cache lines from `p` (a record that spans several).
+#[inline(always)]
+pub fn prefetch_lines(p: *const u8, lines: usize) {
+    for line in 0..lines {
+        prefetch(p.wrapping_add(64 * line));
+    }
+}
+
 /// The size of the last-level cache in bytes, as Linux reports it (the largest `cache/index*/size` of CPU 0);
 /// 32 MiB where it cannot be read. Read once.
 pub fn last_level_cache_bytes() -> usize {

@@ -238,10 +238,7 @@ impl EventQueue {
                     // The next block's four lines start loading while this one is read.
                     let next = self.blocks[id as usize].next;
                     if let Some(n) = self.blocks.get(next as usize) {
-                        let p = (n as *const Block).cast::<u8>();
-                        for line in 0..4 {
-                            crate::engine::prefetch(p.wrapping_add(64 * line));
-                        }
+                        crate::engine::prefetch_lines((n as *const Block).cast(), 4);
                     }
                     let blk = &mut self.blocks[id as usize];
                     // Newest first, so `now` comes out in descending insertion order and only events out of

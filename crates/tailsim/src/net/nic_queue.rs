@@ -155,10 +155,7 @@ impl NicQueue {
     pub fn prefetch_stage(&self, stage: u8, paused: u8) {
         use crate::engine::prefetch;
         if stage == 0 {
-            let at = (self as *const NicQueue).cast::<u8>();
-            prefetch(at);
-            prefetch(at.wrapping_add(64));
-            return;
+            return crate::engine::prefetch_lines((self as *const NicQueue).cast(), 2);
         }
         if self.order == NicOrder::Fifo {
             if stage == 1 {

@@ -203,20 +203,14 @@ impl Port {
     /// updates (the layout above).
     #[inline(always)]
     pub fn prefetch(&self) {
-        let at = (self as *const Port).cast::<u8>();
-        for line in 0..3 {
-            crate::engine::prefetch(at.wrapping_add(64 * line));
-        }
+        crate::engine::prefetch_lines((self as *const Port).cast(), 3);
     }
     /// Start loading the queue's state that admission and the transmitter read (ECN thresholds, the
     /// discipline's byte counts and its first classes' deques: four lines from `ecn_k`, which the queue
     /// follows). Addresses only: nothing of the record is read, so this does not wait for it.
     #[inline(always)]
     pub fn prefetch_queue(&self) {
-        let at = self.ecn_k.as_ptr().cast::<u8>();
-        for line in 0..4 {
-            crate::engine::prefetch(at.wrapping_add(64 * line));
-        }
+        crate::engine::prefetch_lines(self.ecn_k.as_ptr().cast(), 4);
     }
     /// The transmitter is serializing a packet (or held by a `SERVE` hook) at `now`.
     #[inline(always)]

@@ -52,10 +52,10 @@ impl Switch {
             salt: mix32(i as u32 ^ 0x5bd1_e995),
         }
     }
-    /// Which of the next hops `cands` a packet of flow hash `hash` would take if it arrived now, for
-    /// prefetching its egress port ahead of the arrival: the spray's draw is made on a copy of the switch's
-    /// stream, so nothing changes; a guess that proves wrong (another packet draws first, a mechanism or a
-    /// pinned path chooses) costs a wasted prefetch, never a result.
+    /// Which of the next hops `cands` a packet of flow hash `hash` would take if it arrived now (None without
+    /// routes), for prefetching its egress port ahead of the arrival and for `flow_choice`: the spray's draw
+    /// is made on a copy of the switch's stream, so nothing changes; a guess that proves wrong (another packet
+    /// draws first, a mechanism or a pinned path chooses) costs a wasted prefetch, never a result.
     #[inline(always)]
     pub(super) fn predicted_egress(&self, lb: LoadBalance, cands: &[PortId], hash: u32) -> Option<PortId> {
         match cands.len() {
@@ -67,10 +67,9 @@ impl Switch {
     /// The next hop that per-flow load balancing `lb` chooses among `cands` for a flow of hash `hash` (None
     /// without routes, or if `lb` chooses per packet).
     pub fn flow_choice(&self, lb: LoadBalance, cands: &[PortId], hash: u32) -> Option<PortId> {
-        match (cands.len(), lb) {
-            (0, _) | (_, LoadBalance::Spray) => None,
-            (1, _) | (_, LoadBalance::First) => Some(cands[0]),
-            (n, LoadBalance::Ecmp) => Some(cands[ecmp_index(hash, self.salt, n)]),
+        match lb {
+            LoadBalance::Spray => None,
+            _ => self.predicted_egress(lb, cands, hash),
         }
     }
 }

@@ -229,7 +229,7 @@ impl World {
             self.prefetch_ahead();
             self.dispatch(e);
             if self.ev.processed() & 0xFFFF == 0 {
-                self.deep_prefetch = self.working_set() > self.deep_from || self.deep_from == 0;
+                self.judge_prefetch();
                 if !on_progress(&self.progress()) {
                     return StopReason::Interrupted;
                 }
@@ -303,7 +303,12 @@ impl World {
     /// it (tests/golden.rs runs every golden scenario and each switch mechanism with it at 0).
     pub fn set_deep_prefetch_from(&mut self, bytes: usize) {
         self.deep_from = bytes;
-        self.deep_prefetch = self.working_set() > bytes || bytes == 0;
+        self.judge_prefetch();
+    }
+
+    /// Whether the working set is past `deep_from` (every fabric has ports, so 0 means always).
+    fn judge_prefetch(&mut self) {
+        self.deep_prefetch = self.working_set() > self.deep_from;
     }
 
     /// Bytes of the records a packet-hop touches: the packets in flight and the ports.
