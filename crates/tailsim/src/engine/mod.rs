@@ -11,6 +11,6 @@ mod slab;
 pub use hugepages::HugePageAlloc;
 pub use pipe::Pipe;
 pub use prefetch::{last_level_cache_bytes, prefetch, prefetch_lines};
-pub use queue::{Event, EventQueue, TimerKind};
+pub use queue::{Event, EventQueue, Next, TimerKind};
 pub use rng::{stream_seed, Rng};
 pub use slab::Slab;

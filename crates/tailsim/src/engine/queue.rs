@@ -45,6 +45,29 @@ pub enum Event {
     Reconverge,
 }
 
+/// An event of the bucket being served: its time as an offset from the bucket's start (10 bits) above its
+/// sequence number (54 bits), so one 64-bit compare orders the bucket and an entry is 24 bytes, not 32.
+/// What `EventQueue::pop_by` found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// The next event, taken off the queue.
+    Due(Time, Event),
+    /// The next event is later than the limit; it stays queued.
+    Later,
+    /// No event at all.
+    Empty,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Near {
+    key: u64,
+    ev: Event,
+}
+
+/// Bits of a near key holding the sequence number (2^54 events: 57 years at 10 M events per second).
+const SEQ_BITS: u32 = 64 - WIDTH_BITS;
+const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
+
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     /// (time << 64) | insertion sequence: one integer compare orders by time, then by insertion.
@@ -91,7 +114,12 @@ pub struct EventQueue {
     cur: u64,
     /// The events of bucket `cur` taken out of its blocks, sorted descending (the next one last). Not empty
     /// exactly while bucket `cur` is being served (`serving`).
-    now: Vec<Entry>,
+    now: Vec<Near>,
+    /// The time bucket `cur` starts at: the origin of the keys in `now`.
+    base: u64,
+    /// Events earlier than bucket `cur` (only a caller that moved time back makes them), sorted descending;
+    /// they come before everything in `now`.
+    early: Vec<Entry>,
     /// Events in the buckets.
     listed: usize,
     /// Events at or beyond the horizon.
@@ -144,6 +172,8 @@ impl Default for EventQueue {
             full: [0; WORDS],
             cur: 0,
             now: Vec::new(),
+            base: 0,
+            early: Vec::new(),
             listed: 0,
             far: Heap::default(),
             seq: 0,
@@ -165,13 +195,15 @@ impl EventQueue {
         let b = at.0 >> WIDTH_BITS;
         if b >= self.cur + BUCKETS as u64 {
             self.far.push(Entry { key, ev });
-        } else if b <= self.cur && self.serving() {
-            // Into the bucket being served: in order (usually at its end, the next event; an event earlier
-            // than the bucket, which only a caller that moved time back could make, goes there too and is
-            // still the earliest of all).
-            self.insert_now(Entry { key, ev });
+        } else if b < self.cur {
+            // Earlier than the bucket being served: only a caller that moved time back makes one, and it is
+            // the earliest of all.
+            insert_sorted(&mut self.early, Entry { key, ev });
+        } else if b == self.cur && self.serving() {
+            // Into the bucket being served: in order (usually at its end, the next event).
+            self.insert_now(Near { key: near_key(at.0 - self.base, self.seq - 1), ev });
         } else {
-            self.link(b.max(self.cur), Entry { key, ev });
+            self.link(b, Entry { key, ev });
         }
     }
     #[inline(always)]
@@ -211,16 +243,48 @@ impl EventQueue {
         !self.now.is_empty()
     }
     #[inline(never)]
-    fn insert_now(&mut self, e: Entry) {
+    fn insert_now(&mut self, e: Near) {
         let at = self.now.partition_point(|x| x.key > e.key);
         self.now.insert(at, e);
     }
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
+        if !self.early.is_empty() {
+            return self.pop_early();
+        }
         if !self.serving() {
             self.advance()?;
         }
         let e = self.now.pop().expect("the current bucket is not empty once sorted");
+        self.popped += 1;
+        Some((Time(self.base + (e.key >> SEQ_BITS)), e.ev))
+    }
+    /// The next event if it is due at or before `limit` (the run loop's one call per event: a peek and a
+    /// pop would test the same things twice).
+    #[inline(always)]
+    pub fn pop_by(&mut self, limit: Time) -> Next {
+        if !self.early.is_empty() {
+            return match self.peek_time() {
+                Some(t) if t <= limit => self.pop_early().map_or(Next::Empty, |(t, e)| Next::Due(t, e)),
+                _ => Next::Later,
+            };
+        }
+        if !self.serving() && self.advance().is_none() {
+            return Next::Empty;
+        }
+        let e = *self.now.last().expect("the current bucket is not empty once sorted");
+        let t = Time(self.base + (e.key >> SEQ_BITS));
+        if t > limit {
+            return Next::Later;
+        }
+        self.now.pop();
+        self.popped += 1;
+        Next::Due(t, e.ev)
+    }
+    #[cold]
+    #[inline(never)]
+    fn pop_early(&mut self) -> Option<(Time, Event)> {
+        let e = self.early.pop()?;
         self.popped += 1;
         Some((Time((e.key >> 64) as u64), e.ev))
     }
@@ -233,6 +297,8 @@ impl EventQueue {
             let h = self.head[i];
             if h.block != NIL {
                 self.head[i] = Head::EMPTY;
+                let base = self.cur << WIDTH_BITS;
+                self.base = base;
                 let (mut id, mut len) = (h.block, h.len as usize);
                 while id != NIL {
                     // The next block's four lines start loading while this one is read.
@@ -245,7 +311,7 @@ impl EventQueue {
                     // time order are left for the sort to move (callgrind: htsim-p2 −3.1 %,
                     // fattree128-perm-100g −6.2 % of all instructions against oldest first).
                     let taken = blk.e[..len].iter().rev();
-                    self.now.extend(taken.map(|s| Entry { key: ((s.time as u128) << 64) | s.seq as u128, ev: s.ev }));
+                    self.now.extend(taken.map(|s| Near { key: near_key(s.time - base, s.seq), ev: s.ev }));
                     blk.next = self.free;
                     self.free = id;
                     self.listed -= len;
@@ -306,13 +372,16 @@ impl EventQueue {
         }
     }
     pub fn peek_time(&mut self) -> Option<Time> {
+        if let Some(e) = self.early.last() {
+            return Some(Time((e.key >> 64) as u64));
+        }
         if !self.serving() {
             self.advance()?;
         }
-        self.now.last().map(|e| Time((e.key >> 64) as u64))
+        self.now.last().map(|e| Time(self.base + (e.key >> SEQ_BITS)))
     }
     pub fn len(&self) -> usize {
-        self.listed + self.now.len() + self.far.len()
+        self.listed + self.now.len() + self.early.len() + self.far.len()
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -321,6 +390,21 @@ impl EventQueue {
     pub fn processed(&self) -> u64 {
         self.popped
     }
+}
+
+/// Insert into a vector sorted descending by key.
+#[cold]
+#[inline(never)]
+fn insert_sorted(v: &mut Vec<Entry>, e: Entry) {
+    let at = v.partition_point(|x| x.key > e.key);
+    v.insert(at, e);
+}
+
+/// The key of an event `offset` picoseconds into the bucket being served, with sequence number `seq`.
+#[inline(always)]
+fn near_key(offset: u64, seq: u64) -> u64 {
+    debug_assert!(offset < 1 << WIDTH_BITS && seq <= SEQ_MASK);
+    (offset << SEQ_BITS) | (seq & SEQ_MASK)
 }
 
 /// A 4-ary min-heap of entries: the events beyond the wheel's horizon. Four children per node halve the
@@ -505,6 +589,27 @@ mod tests {
                 (Time(5_000_001), Event::Arrival(3))
             ]
         );
+    }
+    #[test]
+    fn pop_by_takes_only_events_due_by_the_limit() {
+        // The run loop's call: the bucket being served, an event moved back before it, the heap beyond.
+        let w = 1u64 << WIDTH_BITS;
+        let mut q = EventQueue::new();
+        assert_eq!(q.pop_by(Time::MAX), Next::Empty);
+        q.schedule(Time(10 * w + 5), Event::Arrival(0));
+        q.schedule(Time(10 * w + 5), Event::Arrival(1));
+        q.schedule(Time(1 << 40), Event::Arrival(2));
+        assert_eq!(q.pop_by(Time(10 * w + 4)), Next::Later);
+        assert_eq!(q.pop_by(Time(10 * w + 5)), Next::Due(Time(10 * w + 5), Event::Arrival(0)));
+        q.schedule(Time(3), Event::Arrival(3));
+        assert_eq!(q.pop_by(Time(2)), Next::Later);
+        assert_eq!(q.pop_by(Time(3)), Next::Due(Time(3), Event::Arrival(3)));
+        assert_eq!(q.pop_by(Time(10 * w + 5)), Next::Due(Time(10 * w + 5), Event::Arrival(1)));
+        assert_eq!(q.pop_by(Time((1 << 40) - 1)), Next::Later);
+        assert_eq!(q.len(), 1);
+        assert_eq!(q.pop_by(Time::MAX), Next::Due(Time(1 << 40), Event::Arrival(2)));
+        assert_eq!(q.pop_by(Time::MAX), Next::Empty);
+        assert_eq!(q.processed(), 4);
     }
     #[test]
     fn the_next_bucket_is_found_round_the_wheel() {

@@ -3,7 +3,7 @@
 
 mod chain;
 
-use crate::engine::{Event, EventQueue};
+use crate::engine::{Event, EventQueue, Next};
 use crate::metrics::inbound::{Inbound, InboundStats};
 use crate::metrics::records::FlowRecords;
 use crate::metrics::{ideal_fct_on, FlowRecord, Framing};
@@ -216,15 +216,14 @@ impl World {
             if self.foreground_done {
                 return StopReason::Finished;
             }
-            match self.ev.peek_time() {
-                None => return StopReason::Finished,
-                Some(t) if t > limit => {
+            let (t, e) = match self.ev.pop_by(limit) {
+                Next::Due(t, e) => (t, e),
+                Next::Empty => return StopReason::Finished,
+                Next::Later => {
                     self.now = limit;
                     return StopReason::TimeLimit;
                 }
-                _ => {}
-            }
-            let (t, e) = self.ev.pop().expect("peeked");
+            };
             self.now = t;
             self.prefetch_ahead();
             self.dispatch(e);
