@@ -5,7 +5,7 @@ use std::time::Duration;
 
 /// (name, description, experiment TOML, default simulated time). The TOML files are shared with the golden
 /// test (crates/tailsim/tests/golden.rs). Files they name are in `FILES`.
-const SCENARIOS: &[(&str, &str, &str, &str)] = &[
+pub(crate) const SCENARIOS: &[(&str, &str, &str, &str)] = &[
     (
         "pfabric-websearch-dctcp",
         "pfabric-144, web search, DCTCP (K = 22.5KB, 225KB buffers), load 0.6, ECMP",
@@ -67,6 +67,12 @@ const SCENARIOS: &[(&str, &str, &str, &str)] = &[
         "10ms",
     ),
     (
+        "fattree1024-ws",
+        "k = 16 fat tree (1,024 hosts, 100 Gbps, 1 us links), web search at 50 %, NDP as htsim-ws: the parallel run's scenario (docs/parallel.md)",
+        include_str!("../../../examples/bench/fattree1024-ws.toml"),
+        "1ms",
+    ),
+    (
         "fattree5488-perm-ndp",
         "k = 28 fat tree (5,488 hosts, 980 switches, 100 Gbps), 2 MB permutation, NDP as htsim-p2: the per-hop cost at scale",
         include_str!("../../../examples/bench/fattree5488-perm-ndp.toml"),
@@ -106,10 +112,10 @@ const FILES: &[(&str, &str)] = &[
 ];
 
 /// A scratch directory holding `FILES`, removed when dropped; `base()` is the scenarios' directory in it.
-struct Files(std::path::PathBuf);
+pub(crate) struct Files(std::path::PathBuf);
 
 impl Files {
-    fn write() -> Result<Files, String> {
+    pub(crate) fn write() -> Result<Files, String> {
         let dir = std::env::temp_dir().join(format!("tailsim-bench-{}", std::process::id()));
         let files = Files(dir);
         for (name, text) in FILES {
@@ -120,7 +126,7 @@ impl Files {
         }
         Ok(files)
     }
-    fn base(&self) -> std::path::PathBuf {
+    pub(crate) fn base(&self) -> std::path::PathBuf {
         self.0.join("examples/bench")
     }
 }
@@ -132,7 +138,7 @@ impl Drop for Files {
 }
 
 /// CPU time this thread has used (Linux: /proc/thread-self/schedstat, nanoseconds), None elsewhere.
-fn thread_cpu_seconds() -> Option<f64> {
+pub(crate) fn thread_cpu_seconds() -> Option<f64> {
     let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     Some(s.split_whitespace().next()?.parse::<u64>().ok()? as f64 * 1e-9)
 }

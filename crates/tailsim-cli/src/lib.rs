@@ -17,6 +17,7 @@ macro_rules! out_raw {
 }
 
 mod bench;
+mod project;
 
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
@@ -127,6 +128,10 @@ enum Cmd {
         /// Run in this process instead of one child process per scenario (peak memory is then shared).
         #[arg(long, hide = true)]
         in_process: bool,
+        /// Project a parallel run of --scenario on these thread counts (e.g. 2,4,8): the serial run, its
+        /// events counted per part and time window of each cut (docs/parallel.md).
+        #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+        project_threads: Vec<usize>,
     },
 }
 
@@ -184,7 +189,14 @@ pub fn main_with(args: Vec<String>, self_cmd: Vec<String>, stop_asked: &mut dyn 
                 })
                 .map_err(|e| e.to_string())
         }
-        Cmd::Bench { scenario, list, time, in_process } => {
+        Cmd::Bench { scenario, time, project_threads, .. } if !project_threads.is_empty() => {
+            match project::main(scenario, time, &project_threads, stop_asked) {
+                Ok(project::Ended::Interrupted) => return INTERRUPTED,
+                Ok(project::Ended::Done) => Ok(()),
+                Err(e) => Err(e),
+            }
+        }
+        Cmd::Bench { scenario, list, time, in_process, .. } => {
             match bench::main(scenario, list, time, in_process, &self_cmd, stop_asked) {
                 Ok(bench::Ended::Interrupted) => {
                     if !in_process {

@@ -1,6 +1,7 @@
 //! The discrete-event engine: time-ordered events with deterministic tie-breaking, a packet arena, seeded
 //! random streams, and FIFO delay lines.
 
+mod barrier;
 mod hugepages;
 mod pipe;
 mod prefetch;
@@ -8,6 +9,7 @@ mod queue;
 mod rng;
 mod slab;
 
+pub use barrier::{measure_meeting, MinBarrier};
 pub use hugepages::HugePageAlloc;
 pub use pipe::Pipe;
 pub use prefetch::{last_level_cache_bytes, prefetch, prefetch_lines};

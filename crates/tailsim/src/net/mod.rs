@@ -22,6 +22,7 @@ pub mod link;
 pub mod mech;
 pub mod nic_queue;
 pub mod packet;
+pub mod partition;
 pub mod pfabric;
 pub mod pinned;
 pub mod port;
