@@ -335,7 +335,8 @@ def run(
     is a callable that receives a dict about twice a second (``sim_seconds``, ``events``, ``wall_seconds``,
     ``flows_started``, ``flows_finished``, ``fraction``) and may return False to stop the run early (the
     result then has ``summary["stop_reason"] == "interrupted"``). A run without ``stop.time`` in which nothing
-    can progress (a host cut off for good) is stopped as ``"stalled"``, with a ``RuntimeWarning``.
+    can progress (a host cut off for good) is stopped as ``"stalled"``, and one whose events run out while flows
+    are unfinished ends as ``"exhausted"``, each with a ``RuntimeWarning``.
     Raises :class:`tailsim.ConfigError` for an invalid configuration (the message names the key).
 
     ``flows``, a DataFrame (or records) with columns ``src``, ``dst``, ``size_bytes`` and optionally one of
@@ -355,16 +356,21 @@ def run(
             close()
     # summary.json as written (it also lists the tables' files), rather than the returned copy.
     r = Result(directory)
-    if r.summary.get("stop_reason") == "stalled":
-        s = r.summary
-        warnings.warn(
-            f"the run stalled at {s['simulated_seconds']:.6g} s simulated: nothing progressed for 600 s (no packet "
-            f"delivered, no flow started or finished) and {s['flows_started'] - s['flows_finished']} flows are "
-            "unfinished; is a host cut off for good?",
-            RuntimeWarning,
-            stacklevel=2,
-        )
+    _warn_if_stuck(r.summary)
     return r
+
+
+def _warn_if_stuck(summary: Mapping[str, Any]) -> None:
+    """A ``RuntimeWarning`` (at the caller of ``run``) for a run that ended with flows nothing could finish."""
+    stuck = {
+        "stalled": "the run stalled at {t:.6g} s simulated: nothing progressed for 600 s (no packet delivered, no "
+        "flow started or finished) and {n} flows are unfinished; is a host cut off for good?",
+        "exhausted": "no event left at {t:.6g} s simulated while {n} flows are unfinished: nothing can move them "
+        "again (a packet lost where no timer recovers it?)",
+    }.get(summary.get("stop_reason"))
+    if stuck:
+        n = summary["flows_started"] - summary["flows_finished"]
+        warnings.warn(stuck.format(t=summary["simulated_seconds"], n=n), RuntimeWarning, stacklevel=3)
 
 
 def check(config: ConfigLike, *, set: Optional[Mapping[str, Any]] = None, flows: Any = None) -> str:

@@ -242,3 +242,19 @@ def test_queue_arrival_window_is_empty_without_open_loop_arrivals(tmp_path):
     p = tailsim.run(d, tmp_path / "t", progress=False).ports
     assert p["max_queue_bytes"].max() > 0
     assert p["max_queue_bytes_arrivals"].isna().all() and p["avg_queue_bytes_arrivals"].isna().all()
+
+
+def test_runs_that_cannot_finish_their_flows_warn_and_finished_ones_do_not():
+    import warnings
+
+    from tailsim.result import _warn_if_stuck
+
+    base = {"simulated_seconds": 747.7, "flows_started": 200, "flows_finished": 150}
+    for reason, says in [("stalled", "nothing progressed for 600 s"), ("exhausted", "no event left")]:
+        with pytest.warns(RuntimeWarning, match=says) as w:
+            _warn_if_stuck({**base, "stop_reason": reason})
+        assert "50 flows are unfinished" in str(w[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for reason in ["finished", "time-limit", "event-budget", "interrupted"]:
+            _warn_if_stuck({**base, "stop_reason": reason})

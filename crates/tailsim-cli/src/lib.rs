@@ -368,6 +368,17 @@ fn run(
         );
         return Ok(RunEnd::Stalled);
     }
+    if summary.stop_reason == StopReason::Exhausted {
+        eprintln!(
+            "error: no event left at {} simulated while {} of {} flows are unfinished: nothing can move them again \
+             (a packet lost where no timer recovers it?). Results so far in {}",
+            tailsim::units::Time::from_secs_f64(summary.simulated_seconds),
+            summary.flows_started - summary.flows_finished,
+            summary.flows_started,
+            dir.display()
+        );
+        return Ok(RunEnd::Stalled);
+    }
     if summary.stop_reason == StopReason::Interrupted {
         eprintln!(
             "interrupted at {} simulated ({} of {} flows finished): partial results in {}",
@@ -603,6 +614,7 @@ mod tests {
             (StopReason::EventBudget, "event-budget"),
             (StopReason::Interrupted, "interrupted"),
             (StopReason::Stalled, "stalled"),
+            (StopReason::Exhausted, "exhausted"),
         ] {
             assert_eq!(r.name(), spelled);
             assert_eq!(serde_json_name(r), spelled);

@@ -135,3 +135,23 @@ fn a_link_that_goes_down_mid_packet_loses_the_same_packets_on_the_fast_and_slow_
         assert_eq!(fast, slow, "fault at {at_ps} ps: (FCT, retransmits, timeouts, link-down drops), fast vs slow");
     }
 }
+
+#[test]
+fn a_run_whose_events_run_out_with_flows_open_ends_as_exhausted_not_finished() {
+    // Every pending event lost after 100 events (as a packet lost where no timer recovers it would leave a
+    // run): the flow is open and nothing can move it. The run must not call that "finished".
+    let mut e = exp(&pair("", "5MB"));
+    let budget = tailsim::sim::StopAt { time: None, max_events: Some(100) };
+    assert_eq!(e.world.run(budget, &mut |_| true), tailsim::StopReason::EventBudget);
+    let mut lost = 0;
+    while e.world.ev.pop().is_some() {
+        lost += 1;
+    }
+    assert!(lost > 0);
+    let reason = e.world.run(tailsim::sim::StopAt { time: None, max_events: None }, &mut |_| true);
+    assert_eq!(reason, tailsim::StopReason::Exhausted);
+    assert_eq!(reason.name(), "exhausted");
+    // The same flow run to its end: "finished".
+    let (_, s) = run(&pair("", "5MB"));
+    assert_eq!((s.stop_reason, s.flows_finished), (tailsim::StopReason::Finished, 1));
+}

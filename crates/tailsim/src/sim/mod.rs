@@ -34,7 +34,7 @@ pub struct Fault {
 /// Why a run ended. Spelled by [`StopReason::name`] everywhere: summary.json, the CLI's table, Python.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StopReason {
-    /// No events left: every flow finished.
+    /// No events left and every flow finished (or, with background traffic, every foreground flow).
     Finished,
     TimeLimit,
     EventBudget,
@@ -44,6 +44,9 @@ pub enum StopReason {
     /// flow started or finished, yet events went on (timers retransmitting into a link that is down for good,
     /// say). Only without `stop.time`: such a run would otherwise never end.
     Stalled,
+    /// No events left while flows are unfinished: nothing can ever move them again (a packet lost where no
+    /// timer recovers it, a flow waiting for one that never starts). With or without `stop.time`.
+    Exhausted,
 }
 
 impl StopReason {
@@ -54,6 +57,7 @@ impl StopReason {
             StopReason::EventBudget => "event-budget",
             StopReason::Interrupted => "interrupted",
             StopReason::Stalled => "stalled",
+            StopReason::Exhausted => "exhausted",
         }
     }
 }
@@ -213,6 +217,8 @@ impl World {
         // Progress as of the last poll, and when it last changed (stall detection, polled like the callback).
         let mut mark = (self.progress_signature(), self.now);
         loop {
+            // Not through `next_event`, which `run_projected` uses: the same code, but written out here it saves
+            // 0.6 % of htsim-p2's instructions (callgrind 3.472 → 3.453 G: the compiler lays the loop out better).
             if self.ev.processed() >= budget {
                 return StopReason::EventBudget;
             }
@@ -221,7 +227,7 @@ impl World {
             }
             let (t, e) = match self.ev.pop_by(limit) {
                 Next::Due(t, e) => (t, e),
-                Next::Empty => return StopReason::Finished,
+                Next::Empty => break,
                 Next::Later => {
                     self.now = limit;
                     return StopReason::TimeLimit;
@@ -244,6 +250,40 @@ impl World {
                     }
                 }
             }
+        }
+        self.at_the_last_event()
+    }
+
+    /// The next event, with the clock moved to it; or why the run ends before it (as `run`'s loop decides).
+    #[inline(always)]
+    fn next_event(&mut self, limit: Time, budget: u64) -> Result<Event, StopReason> {
+        if self.ev.processed() >= budget {
+            return Err(StopReason::EventBudget);
+        }
+        if self.foreground_done {
+            return Err(StopReason::Finished);
+        }
+        match self.ev.pop_by(limit) {
+            Next::Due(t, e) => {
+                self.now = t;
+                Ok(e)
+            }
+            Next::Empty => Err(self.at_the_last_event()),
+            Next::Later => {
+                self.now = limit;
+                Err(StopReason::TimeLimit)
+            }
+        }
+    }
+
+    /// Why a run whose event queue is empty ended: every flow done, or some stuck for good.
+    #[cold]
+    #[inline(never)]
+    fn at_the_last_event(&self) -> StopReason {
+        if self.foreground_open > 0 || self.transport.active_flows() > 0 {
+            StopReason::Exhausted
+        } else {
+            StopReason::Finished
         }
     }
 

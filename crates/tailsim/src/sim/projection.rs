@@ -10,7 +10,7 @@
 //! measured on the serial run and a barrier measured on this machine (docs/parallel.md says what it leaves out).
 
 use super::{StopAt, StopReason, World};
-use crate::engine::{Event, Next, TimerKind};
+use crate::engine::{Event, TimerKind};
 use crate::net::partition::Partition;
 use crate::units::{NodeId, Time};
 
@@ -142,21 +142,11 @@ impl World {
         let budget = stop.max_events.unwrap_or(u64::MAX);
         let mut tallies: Vec<Tally> = cuts.iter().map(Tally::new).collect();
         let reason = loop {
-            if self.ev.processed() >= budget {
-                break StopReason::EventBudget;
-            }
-            if self.foreground_done {
-                break StopReason::Finished;
-            }
-            let (t, e) = match self.ev.pop_by(limit) {
-                Next::Due(t, e) => (t, e),
-                Next::Empty => break StopReason::Finished,
-                Next::Later => {
-                    self.now = limit;
-                    break StopReason::TimeLimit;
-                }
+            let e = match self.next_event(limit, budget) {
+                Ok(e) => e,
+                Err(reason) => break reason,
             };
-            self.now = t;
+            let t = self.now;
             let owner = self.owner(e);
             for tl in &mut tallies {
                 let crossing = match e {
