@@ -138,9 +138,24 @@ impl Drop for Files {
 }
 
 /// CPU time this thread has used (Linux: /proc/thread-self/schedstat, nanoseconds), None elsewhere.
-pub(crate) fn thread_cpu_seconds() -> Option<f64> {
+fn thread_cpu_seconds() -> Option<f64> {
     let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     Some(s.split_whitespace().next()?.parse::<u64>().ok()? as f64 * 1e-9)
+}
+
+/// Run `exp` and measure the CPU seconds of the simulating thread (what side-by-side.sh compares), else the
+/// wall seconds.
+pub(crate) fn timed_run(
+    exp: &mut tailsim::Experiment,
+    stop_asked: &mut dyn FnMut() -> bool,
+) -> Result<(tailsim::run::Summary, f64), String> {
+    let cpu0 = thread_cpu_seconds();
+    let s = exp.run_interruptible(&mut |_| !stop_asked())?;
+    let cpu = match (cpu0, thread_cpu_seconds()) {
+        (Some(a), Some(b)) if b > a => b - a,
+        _ => s.wall_seconds,
+    };
+    Ok((s, cpu))
 }
 
 /// How `tailsim bench` ended.
@@ -218,13 +233,8 @@ pub fn main(
         let mut exp =
             tailsim::load_str(toml, name, &files.base(), &[format!("stop.time=\"{t}\"")]).map_err(|e| e.to_string())?;
         let build = t0.elapsed().as_secs_f64();
-        let cpu0 = thread_cpu_seconds();
-        let s = exp.run_interruptible(&mut |_| !stop_asked())?;
         // Packet-hops per CPU second of the simulation (what side-by-side.sh compares), else per wall second.
-        let cpu = match (cpu0, thread_cpu_seconds()) {
-            (Some(a), Some(b)) if b > a => b - a,
-            _ => s.wall_seconds,
-        };
+        let (s, cpu) = timed_run(&mut exp, stop_asked)?;
         if s.stop_reason == tailsim::sim::StopReason::Interrupted {
             return Ok(Ended::Interrupted);
         }

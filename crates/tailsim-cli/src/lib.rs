@@ -356,23 +356,26 @@ fn run(
         eprintln!("warning: {e} (set TAILSIM_SPILL_DIR to a directory with room)");
     }
     exp.write_results(&dir, &summary).map_err(|e| format!("cannot write results to {}: {e}", dir.display()))?;
-    if summary.stop_reason == StopReason::Stalled {
+    // Runs that end with flows nothing could finish: their results are written, and the command fails.
+    let at = tailsim::units::Time::from_secs_f64(summary.simulated_seconds);
+    let stuck = match summary.stop_reason {
+        StopReason::Stalled => Some((
+            format!(
+                "stalled at {at} simulated: for {:.0} s nothing progressed (no packet delivered, no flow started or \
+                 finished) and",
+                tailsim::sim::STALL.secs()
+            ),
+            " — is a host cut off for good?",
+        )),
+        StopReason::Exhausted => Some((
+            format!("no event left at {at} simulated while"),
+            ": nothing can move them again (a packet lost where no timer recovers it?).",
+        )),
+        _ => None,
+    };
+    if let Some((what, why)) = stuck {
         eprintln!(
-            "error: stalled at {} simulated: for {:.0} s nothing progressed (no packet delivered, no flow started or \
-             finished) and {} of {} flows are unfinished — is a host cut off for good? Results so far in {}",
-            tailsim::units::Time::from_secs_f64(summary.simulated_seconds),
-            tailsim::sim::STALL.secs(),
-            summary.flows_started - summary.flows_finished,
-            summary.flows_started,
-            dir.display()
-        );
-        return Ok(RunEnd::Stalled);
-    }
-    if summary.stop_reason == StopReason::Exhausted {
-        eprintln!(
-            "error: no event left at {} simulated while {} of {} flows are unfinished: nothing can move them again \
-             (a packet lost where no timer recovers it?). Results so far in {}",
-            tailsim::units::Time::from_secs_f64(summary.simulated_seconds),
+            "error: {what} {} of {} flows are unfinished{why} Results so far in {}",
             summary.flows_started - summary.flows_finished,
             summary.flows_started,
             dir.display()

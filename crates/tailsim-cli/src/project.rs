@@ -1,7 +1,7 @@
 //! `tailsim bench --scenario S --project-threads 2,4,8`: what a parallel run of a bench scenario would gain,
 //! measured on the serial run (docs/parallel.md, tailsim::sim::Projection).
 
-use crate::bench::{thread_cpu_seconds, Files, SCENARIOS};
+use crate::bench::{timed_run, Files, SCENARIOS};
 use tailsim::net::partition::Partition;
 use tailsim::sim::StopReason;
 
@@ -30,7 +30,6 @@ pub fn main(
 
     // The cuts first: a thread count the fabric cannot take is an error before anything runs.
     let mut counted = load()?;
-    let hosts = counted.world.net.n_hosts();
     let cuts = threads
         .iter()
         .map(|&n| Partition::new(&counted.world.net, n))
@@ -38,16 +37,10 @@ pub fn main(
         .map_err(|e| format!("--project-threads: {e}"))?;
 
     // The serial run, as `bench` runs it: the cost of an event.
-    let mut exp = load()?;
-    let cpu0 = thread_cpu_seconds();
-    let s = exp.run_interruptible(&mut |_| !stop_asked())?;
+    let (s, cpu) = timed_run(&mut load()?, stop_asked)?;
     if s.stop_reason == StopReason::Interrupted {
         return Ok(Ended::Interrupted);
     }
-    let cpu = match (cpu0, thread_cpu_seconds()) {
-        (Some(a), Some(b)) if b > a => b - a,
-        _ => s.wall_seconds,
-    };
     let tau = cpu / s.events.max(1) as f64;
 
     // The same run again, counted for every cut.
@@ -91,7 +84,7 @@ pub fn main(
         "global",
         "speedup"
     );
-    for (p, cut) in projections.iter().zip(&cuts) {
+    for p in &projections {
         let n = p.parts as f64;
         let meeting = if p.parts < 2 { 0.0 } else { meeting2.unwrap_or(500e-9) * n.log2().max(1.0) };
         let level = match p.level {
@@ -115,7 +108,6 @@ pub fn main(
             p.global,
             p.speedup(tau, meeting, crossing)
         );
-        debug_assert_eq!(cut.hosts_per_part(hosts).iter().sum::<usize>(), hosts);
     }
     Ok(Ended::Done)
 }

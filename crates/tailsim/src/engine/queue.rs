@@ -45,8 +45,6 @@ pub enum Event {
     Reconverge,
 }
 
-/// An event of the bucket being served: its time as an offset from the bucket's start (10 bits) above its
-/// sequence number (54 bits), so one 64-bit compare orders the bucket and an entry is 24 bytes, not 32.
 /// What `EventQueue::pop_by` found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Next {
@@ -58,6 +56,8 @@ pub enum Next {
     Empty,
 }
 
+/// An event of the bucket being served: its time as an offset from the bucket's start (10 bits) above its
+/// sequence number (54 bits), so one 64-bit compare orders the bucket and an entry is 24 bytes, not 32.
 #[derive(Clone, Copy, Debug)]
 struct Near {
     key: u64,
@@ -249,21 +249,17 @@ impl EventQueue {
     }
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        if !self.early.is_empty() {
-            return self.pop_early();
+        match self.pop_by(Time::MAX) {
+            Next::Due(t, e) => Some((t, e)),
+            Next::Later | Next::Empty => None,
         }
-        if !self.serving() {
-            self.advance()?;
-        }
-        let e = self.now.pop().expect("the current bucket is not empty once sorted");
-        self.popped += 1;
-        Some((Time(self.base + (e.key >> SEQ_BITS)), e.ev))
     }
     /// The next event if it is due at or before `limit` (the run loop's one call per event: a peek and a
     /// pop would test the same things twice).
     #[inline(always)]
     pub fn pop_by(&mut self, limit: Time) -> Next {
         if !self.early.is_empty() {
+            // (A limit-taking `pop_early` instead of this peek moved the run loop's layout: +0.9 % instructions.)
             return match self.peek_time() {
                 Some(t) if t <= limit => self.pop_early().map_or(Next::Empty, |(t, e)| Next::Due(t, e)),
                 _ => Next::Later,

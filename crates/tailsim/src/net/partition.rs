@@ -39,12 +39,9 @@ impl Partition {
             return Err(format!("cannot cut a fabric of {hosts} hosts into {parts} parts (1 to {hosts})"));
         }
         let nodes = hosts + net.switches.len();
-        let neighbours = |n: usize| -> Vec<usize> {
-            let ports: &[crate::units::PortId] =
-                if n < hosts { std::slice::from_ref(&net.hosts[n].nic) } else { &net.switches[n - hosts].ports };
-            ports.iter().map(|p| net.ports[p.idx()].peer.idx()).collect()
-        };
-        let adj: Vec<Vec<usize>> = (0..nodes).map(neighbours).collect();
+        // The graph routes are computed on (links up: all of them before a run's faults).
+        let adj: Vec<Vec<usize>> =
+            net.adjacency().into_iter().map(|ns| ns.into_iter().map(|(_, m)| m.idx()).collect()).collect();
         // Levels by breadth-first search from every host at once; a switch no host reaches gets the top level.
         let mut level = vec![u32::MAX; nodes];
         let mut frontier: Vec<usize> = (0..hosts).collect();
