@@ -384,8 +384,7 @@ fn run(
     }
     if summary.stop_reason == StopReason::Interrupted {
         eprintln!(
-            "interrupted at {} simulated ({} of {} flows finished): partial results in {}",
-            tailsim::units::Time::from_secs_f64(summary.simulated_seconds),
+            "interrupted at {at} simulated ({} of {} flows finished): partial results in {}",
             summary.flows_finished,
             summary.flows_started,
             dir.display()
@@ -413,6 +412,7 @@ enum RunEnd {
     /// Ended (time limit, event budget) with flows left unfinished.
     Unfinished,
     Interrupted,
+    /// Ended stalled or exhausted: flows are left that nothing could finish (the command fails).
     Stalled,
 }
 
