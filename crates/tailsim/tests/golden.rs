@@ -167,3 +167,56 @@ fn prefetching_the_whole_chain_changes_no_result() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Every scenario above run as a parallel run with every node a part of its own would hand its packets over
+/// (sim/handover.rs): an arrival over a link reaches the queue only when the window of the smallest link
+/// delay ends, later than the serial run scheduled it, and in reverse order. The results are the goldens
+/// (the mechanisms': their plain runs'): the order of simultaneous events does not depend on when an
+/// arrival was scheduled (with insertion order for every tie, every scenario differs). The homa-144 fabric's
+/// links have no delay (its hosts' and switches' have), which leaves nothing to cut: its scenarios run with
+/// 100 ns links, against their plain runs. A lookahead twice the smallest delay is caught (one picosecond
+/// longer is caught only if a packet starts over such a link at a window's first picosecond).
+#[test]
+fn handing_packets_over_between_parts_changes_no_result() {
+    use tailsim::net::partition::Partition;
+    let handing_over = |file: &str, set: &[&str], times: u64| -> Result<serde_json::Value, String> {
+        let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        let mut e = tailsim::load(&root().join(file), &set).unwrap_or_else(|err| panic!("{err}"));
+        if e.stop.time.is_none() && e.stop.max_events.is_none() {
+            e.stop.max_events = Some(100_000_000);
+        }
+        let cut = Partition::each_node(&e.world.net).unwrap();
+        assert!(cut.parts() > e.world.net.hosts.len(), "{file}: every host and some switches apart");
+        let lookahead = cut.lookahead().expect("links");
+        let stop = e.stop;
+        let reason = e.world.run_handing_over(stop, &cut, tailsim::units::Time(lookahead.0 * times))?;
+        e.world.check_conservation().unwrap_or_else(|err| panic!("{file}: {err}"));
+        Ok(record(&e, &e.summary(reason, 0.0).unwrap()))
+    };
+    const LINKS_100NS: &[&str] = &["topology.edge_delay=\"100ns\"", "topology.core_delay=\"100ns\""];
+    let mut failures = vec![];
+    for (name, file, set) in SCENARIOS {
+        let zero_delay = std::fs::read_to_string(root().join(file)).unwrap().contains("homa-144");
+        let (got, want) = if zero_delay {
+            let set = [*set, LINKS_100NS].concat();
+            (handing_over(file, &set, 1).unwrap(), run_scenario(file, &set))
+        } else {
+            let golden = root().join(format!("crates/tailsim/tests/golden/{name}.json"));
+            let want = std::fs::read_to_string(&golden).unwrap_or_else(|e| panic!("{}: {e}", golden.display()));
+            (handing_over(file, set, 1).unwrap(), serde_json::from_str(&want).unwrap())
+        };
+        if got != want {
+            failures.push(format!("{name}: handing over differs:\n{got}\n{want}"));
+        }
+    }
+    for (file, set) in MECHANISM_SCENARIOS {
+        let (got, want) = (handing_over(file, set, 1).unwrap(), run_scenario(file, set));
+        if got != want {
+            failures.push(format!("{file}: handing over differs:\n{got}\n{want}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let (file, set) = (SCENARIOS[0].1, SCENARIOS[0].2);
+    let err = handing_over(file, set, 2).expect_err("a lookahead longer than a link's delay");
+    assert!(err.starts_with("causality: an arrival over port"), "{err}");
+}

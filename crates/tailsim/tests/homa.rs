@@ -81,7 +81,10 @@ fn monogamous_grants_serve_one_message_at_a_time_shortest_first() {
 
 #[test]
 fn overcommitment_grants_several_messages_at_once() {
-    let rows: String = (1..=4).map(|i| format!("{},0,{},0\n", i * 16, 100_000 * i)).collect();
+    // Started 10 ns apart, shortest first, so no message arrives to take the place of one already granted
+    // (started at once, their first packets would arrive at one picosecond, in an order the tie decides,
+    // and a longer one first would hold grants while shorter ones overtake it: docs/parallel.md).
+    let rows: String = (1..=4).map(|i| format!("{},0,{},{}\n", i * 16, 100_000 * i, (i - 1) as f64 * 0.01)).collect();
     let (e, _) = homa("overcommit = 3\nunscheduled_levels = 1", &rows);
     assert_eq!(stats(&e).max_active, 3, "{:?}", stats(&e));
     let (e, _) = homa("overcommit = 1\nunscheduled_levels = 1", &rows);

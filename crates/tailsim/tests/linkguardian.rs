@@ -226,12 +226,15 @@ fn at_100g_and_1e_3_ordered_mode_keeps_about_92_percent_of_the_link() {
     // as much. After a hole, arrivals and packets going round again share the receiver's loop, and the pause
     // must last long enough (t_flight_resume, 1.6 us) for the loop to empty; with a sender that resumed at
     // once the receiver stays in that state and the link runs at about a third of its rate.
-    let w = "[stop]\ntime = \"5ms\"\n[[workload]]\nkind = \"cbr\"\nsrc = 0\ndst = 1\nline_rate = \"100Gbps\"\n\
-             size = 1500\nuntil = \"10ms\"\n";
+    // 20 ms, about 160 losses: each costs the link a pause, so over 5 ms (about 40 losses) the rate varied by
+    // ±1.3 % with the draws alone (0.890 and 0.903 for two streams), over 20 ms by ±0.5 % (0.895–0.905 for
+    // seeds 1–3 and two streams).
+    let w = "[stop]\ntime = \"20ms\"\n[[workload]]\nkind = \"cbr\"\nsrc = 0\ndst = 1\nline_rate = \"100Gbps\"\n\
+             size = 1500\nuntil = \"30ms\"\n";
     let speed = |lg: &str| {
         let (e, _) = run(&line("100Gbps", 0.001, Some(lg), w));
         let st = lg_stats(&e);
-        n(&st, "delivered") as f64 * 1500.0 * 8.0 / 5e-3 / 100e9
+        n(&st, "delivered") as f64 * 1500.0 * 8.0 / 20e-3 / 100e9
     };
     let ordered = speed("copies = 2");
     let nb = speed("copies = 2\nmode = \"nb\"");
@@ -325,7 +328,7 @@ fn a_resend_arrives_one_recirculation_pass_after_the_loss_is_found() {
     // its first return: `recirc_latency`, plus the copy's drain and the resend's serialization and wire (0.12,
     // 0.12 and 0.1 us), less the time the loss took to be found (the next packet's arrival). A copy resent on
     // its second return would take one more pass. Every recovery is timed, once.
-    let mut lows = Vec::new();
+    let mut modes = Vec::new();
     for lat_ns in [1_000u64, 2_000] {
         let lg = format!("copies = 2\nmode = \"nb\"\nrecirc_latency = \"{lat_ns}ns\"");
         let (e, _) = run(&line("100Gbps", 0.002, Some(&lg), &stress(95, 20)));
@@ -335,13 +338,19 @@ fn a_resend_arrives_one_recirculation_pass_after_the_loss_is_found() {
         eprintln!("recirc_latency {lat_ns} ns: {count} resends, {lo:.3}-{hi:.3} us");
         assert!(count > 200 && count == n(&st, "recovered"), "{count} timed of {st}");
         let pass = lat_ns as f64 / 1e3;
-        assert!(lo >= pass + 0.1 && hi <= pass + 0.4, "{lo:.3}-{hi:.3} us for a {pass} us pass");
-        let hist: u64 = rc["hist_100ns"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).sum();
-        assert_eq!(hist, count);
-        lows.push(lo);
+        // A loss is found when the next frame arrives; when that frame is corrupted too (p² of the frames,
+        // about one recovery a run) it is found a frame or two later and its resend seems that much sooner.
+        assert!(lo >= pass - 0.2 && hi <= pass + 0.4, "{lo:.3}-{hi:.3} us for a {pass} us pass");
+        let hist: Vec<u64> = rc["hist_100ns"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+        assert_eq!(hist.iter().sum::<u64>(), count);
+        let b = (lat_ns / 100) as usize;
+        let usual: u64 = hist[b + 1..b + 4].iter().sum();
+        assert!(usual as f64 >= 0.98 * count as f64, "{usual} of {count} in [{:.1}, {:.1}) us", pass + 0.1, pass + 0.4);
+        let mode = (0..hist.len()).max_by_key(|&i| hist[i]).unwrap();
+        modes.push(mode);
     }
-    // (Within a packet time: a resend waits for the packet being serialized.)
-    assert!((lows[1] - lows[0] - 1.0).abs() < 0.15, "one more microsecond of pass, one more of delay: {lows:?}");
+    // The most common delay, in 100 ns bins.
+    assert_eq!(modes[1], modes[0] + 10, "one more microsecond of pass, one more of delay: {modes:?}");
 }
 
 #[test]

@@ -309,8 +309,13 @@ fn topology_links(
         if a == b {
             return Err(format!("link from \"{}\" to itself", l.a));
         }
+        let (a, b) = (a.min(b), a.max(b));
         spec.links.push(LinkSpec { a, b, rate: l.rate.0, delay: l.delay.map_or(Time::ZERO, |d| d.0) });
     }
+    // One fabric however its links are listed, and whichever end comes first: links in the order of their
+    // ends (parallel links in the order given), so a file, a networkx graph and a links table number their
+    // ports alike, and ports' numbers order simultaneous arrivals (engine/queue.rs, `arrival_tie`).
+    spec.links.sort_by_key(|l| (l.a, l.b));
     Ok(spec)
 }
 

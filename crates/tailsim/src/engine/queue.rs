@@ -57,20 +57,26 @@ pub enum Next {
 }
 
 /// An event of the bucket being served: its time as an offset from the bucket's start (10 bits) above its
-/// sequence number (54 bits), so one 64-bit compare orders the bucket and an entry is 24 bytes, not 32.
+/// tie (54 bits), so one 64-bit compare orders the bucket and an entry is 24 bytes, not 32.
 #[derive(Clone, Copy, Debug)]
 struct Near {
     key: u64,
     ev: Event,
 }
 
-/// Bits of a near key holding the sequence number (2^54 events: 57 years at 10 M events per second).
+/// Bits of a near key holding the tie.
 const SEQ_BITS: u32 = 64 - WIDTH_BITS;
 const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
+/// The sequence number of the first event scheduled: above every port's number, the ties of wires'
+/// arrivals (2^53 events: 28 years at 10 M events per second).
+const FIRST_SEQ: u64 = 1 << (SEQ_BITS - 1);
+/// Bits of an arrival's tie: every port number fits (`PortId` is 32 bits), below `FIRST_SEQ`.
+const ARRIVAL_BITS: u32 = 32;
+const _: () = assert!(ARRIVAL_BITS < SEQ_BITS - 1);
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    /// (time << 64) | insertion sequence: one integer compare orders by time, then by insertion.
+    /// (time << 64) | tie: one integer compare orders by time, then by tie.
     key: u128,
     ev: Event,
 }
@@ -83,9 +89,21 @@ const WORDS: usize = BUCKETS / 64;
 
 /// The event queue: a calendar of 1 ns buckets for the next 4 µs, and a 4-ary heap for later events.
 ///
-/// Ties in time are broken by insertion order (every event's key is its time and a sequence number, all
-/// keys distinct), so a run is a pure function of its configuration and seed, and the order is exactly the
-/// heap's alone (tests compare them on random interleavings).
+/// Ties in time: the arrivals of packets at the far ends of their links first (their ports in an order that
+/// a hash of the time shuffles: `arrival_tie`); then every other event in the order it was scheduled. Every
+/// event's key is its time and a *tie* (54 bits): a wire's arrival has its port's number with bits flipped,
+/// any other event a sequence number from 2^53 up. So a run is a pure
+/// function of its configuration and seed, and the order is exactly the heap's alone (tests compare them on
+/// random interleavings).
+///
+/// Why arrivals apart: a run cut into parts that run in parallel (docs/parallel.md) must order each
+/// part's events as the serial run does. Every event but a wire's arrival is scheduled by a handler at the
+/// node it belongs to, so a part schedules its own events in the serial run's order and insertion order
+/// agrees; an arrival over a link between two parts is scheduled by the other part, and handed over later
+/// than the serial run would have inserted it, so it takes a place that does not depend on when it was
+/// scheduled. Insertion order stays for the rest: a partition-independent key for every event cost 2.6–6.3 %
+/// of all instructions, because a bucket then no longer comes out of its blocks in order (the branch
+/// `issue24-tie-key`, docs/parallel.md).
 ///
 /// Why: a packet-hop schedules its end of serialization 0.1–1.2 µs ahead and its arrival about a
 /// propagation delay ahead, so nearly every event falls inside the horizon. Pushing one appends it to its
@@ -126,6 +144,27 @@ pub struct EventQueue {
     far: Heap,
     seq: u64,
     popped: u64,
+    /// Arrivals over cut links held until their window ends, as a parallel run hands them over
+    /// (`World::run_handing_over`, sim/handover.rs); None in every other run.
+    pub held: Option<Box<Held>>,
+}
+
+/// The arrivals a run handing packets over between parts holds until the end of the window.
+pub struct Held {
+    /// Port p's link joins two parts.
+    crossing: Vec<bool>,
+    /// The window's end.
+    pub until: Time,
+    /// In the order they were sent.
+    pub arrivals: Vec<(Time, PortId)>,
+    /// The first arrival due before the end of the window it was sent in: (due, port, window's end).
+    pub late: Option<(Time, PortId, Time)>,
+}
+
+impl Held {
+    pub fn new(crossing: Vec<bool>) -> Held {
+        Held { crossing, until: Time::ZERO, arrivals: Vec::new(), late: None }
+    }
 }
 
 const NIL: u32 = u32::MAX;
@@ -176,8 +215,9 @@ impl Default for EventQueue {
             early: Vec::new(),
             listed: 0,
             far: Heap::default(),
-            seq: 0,
+            seq: FIRST_SEQ,
             popped: 0,
+            held: None,
         }
     }
 }
@@ -190,8 +230,15 @@ impl EventQueue {
     // when the callers grow (measured: +11 % instructions).
     #[inline(always)]
     pub fn schedule(&mut self, at: Time, ev: Event) {
-        let key = ((at.0 as u128) << 64) | self.seq as u128;
-        self.seq += 1;
+        // The event is known where this is inlined: the match folds away.
+        let tie = match ev {
+            Event::WireArrival(p) => arrival_tie(at, p),
+            _ => {
+                self.seq += 1;
+                self.seq - 1
+            }
+        };
+        let key = ((at.0 as u128) << 64) | tie as u128;
         let b = at.0 >> WIDTH_BITS;
         if b >= self.cur + BUCKETS as u64 {
             self.far.push(Entry { key, ev });
@@ -201,7 +248,7 @@ impl EventQueue {
             insert_sorted(&mut self.early, Entry { key, ev });
         } else if b == self.cur && self.serving() {
             // Into the bucket being served: in order (usually at its end, the next event).
-            self.insert_now(Near { key: near_key(at.0 - self.base, self.seq - 1), ev });
+            self.insert_now(Near { key: near_key(at.0 - self.base, tie), ev });
         } else {
             self.link(b, Entry { key, ev });
         }
@@ -253,6 +300,39 @@ impl EventQueue {
             Next::Due(t, e) => Some((t, e)),
             Next::Later | Next::Empty => None,
         }
+    }
+    /// Schedule the arrival of a packet at the far end of port `p`'s link, from the sending end: a run that
+    /// hands packets between parts holds it if the link is cut (sim/handover.rs).
+    #[inline(always)]
+    pub fn schedule_arrival(&mut self, at: Time, p: PortId) {
+        if self.held.is_none() {
+            self.schedule(at, Event::WireArrival(p));
+        } else {
+            self.hold(at, p);
+        }
+    }
+    #[cold]
+    #[inline(never)]
+    fn hold(&mut self, at: Time, p: PortId) {
+        let h = self.held.as_mut().expect("holding");
+        if !h.crossing[p.idx()] {
+            return self.schedule(at, Event::WireArrival(p));
+        }
+        if at < h.until && h.late.is_none() {
+            h.late = Some((at, p, h.until));
+        }
+        h.arrivals.push((at, p));
+    }
+    /// The end of a window in a run handing packets over: the held arrivals join the queue, the last sent
+    /// first (the order must not matter). Returns the time of the earliest event then pending.
+    pub fn release_held(&mut self) -> Option<Time> {
+        let mut v = std::mem::take(&mut self.held.as_mut().expect("holding").arrivals);
+        for &(at, p) in v.iter().rev() {
+            self.schedule(at, Event::WireArrival(p));
+        }
+        v.clear();
+        self.held.as_mut().expect("holding").arrivals = v;
+        self.peek_time()
     }
     /// The next event if it is due at or before `limit` (the run loop's one call per event: a peek and a
     /// pop would test the same things twice).
@@ -388,6 +468,18 @@ impl EventQueue {
     }
 }
 
+/// The tie of an arrival over port `p`'s link at `at`: the port's number with some of its bits flipped by
+/// a hash of the time, so that simultaneous arrivals come in an order that changes from instant to instant.
+/// A fixed order (by port) made two flows sharing a bottleneck in lockstep lose their packets unequally, the
+/// later port always finding the buffer full: 46 against 82 ms for two 50 MB flows (tests/congestion.rs).
+/// Flipping bits maps the ports one to one, so ties stay distinct; any two ports' order is decided by the
+/// hash's bit where their numbers first differ.
+#[inline(always)]
+fn arrival_tie(at: Time, p: PortId) -> u64 {
+    let flip = at.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - ARRIVAL_BITS);
+    (p.0 as u64) ^ flip
+}
+
 /// Insert into a vector sorted descending by key.
 #[cold]
 #[inline(never)]
@@ -483,6 +575,49 @@ impl Heap {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn wire_arrivals_come_first_at_an_instant_whenever_scheduled() {
+        // The same events scheduled in two orders, as two parts of a parallel run might hand them over:
+        // the arrivals come first, in one order; the rest in the order they were scheduled.
+        let run = |arrivals_late: bool| {
+            let mut q = EventQueue::new();
+            let arrivals = |q: &mut EventQueue| {
+                q.schedule(Time(5), Event::WireArrival(PortId(9)));
+                q.schedule(Time(5), Event::WireArrival(PortId(2)));
+            };
+            if !arrivals_late {
+                arrivals(&mut q);
+            }
+            q.schedule(Time(5), Event::TxDone(PortId(4)));
+            q.schedule(Time(5), Event::TxDone(PortId(1)));
+            q.schedule(Time(4), Event::HostTx(NodeId(0)));
+            if arrivals_late {
+                assert_eq!(q.pop(), Some((Time(4), Event::HostTx(NodeId(0)))));
+                arrivals(&mut q);
+            }
+            std::iter::from_fn(|| q.pop().map(|(_, e)| e))
+                .filter(|e| *e != Event::HostTx(NodeId(0)))
+                .collect::<Vec<_>>()
+        };
+        let (early, late) = (run(false), run(true));
+        assert_eq!(early, late);
+        assert!(matches!(early[..2], [Event::WireArrival(_), Event::WireArrival(_)]), "{early:?}");
+        assert_eq!(early[2..], [Event::TxDone(PortId(4)), Event::TxDone(PortId(1))]);
+    }
+    #[test]
+    fn simultaneous_arrivals_change_order_from_instant_to_instant() {
+        // No port always first: two ports arriving together at 1,000 instants each go first about half the
+        // time (a fixed order starved the later port's flow of buffer space: tests/congestion.rs).
+        let mut first = [0u32; 2];
+        for t in 0..1000u64 {
+            let mut q = EventQueue::new();
+            q.schedule(Time(t * 1_000_003), Event::WireArrival(PortId(6)));
+            q.schedule(Time(t * 1_000_003), Event::WireArrival(PortId(7)));
+            let Some((_, Event::WireArrival(p))) = q.pop() else { panic!("an arrival") };
+            first[(p.0 - 6) as usize] += 1;
+        }
+        assert!(first.iter().all(|&n| (400..=600).contains(&n)), "{first:?}");
+    }
     #[test]
     fn orders_by_time_then_insertion() {
         let mut q = EventQueue::new();

@@ -109,6 +109,43 @@ impl Partition {
         Ok(Partition { part, parts, lookahead, cut_ports, level: cut })
     }
 
+    /// Every node a part of its own, except that links without delay, which leave no lookahead, join their
+    /// ends: every other link is cut (the strictest handover check, sim/handover.rs).
+    pub fn each_node(net: &Network) -> Result<Partition, String> {
+        let n = net.hosts.len() + net.switches.len();
+        if n > u16::MAX as usize {
+            return Err(format!("{n} nodes: at most {} parts", u16::MAX));
+        }
+        // Union-find over the links without delay; a part is numbered by its lowest node.
+        let mut root: Vec<usize> = (0..n).collect();
+        fn find(root: &mut [usize], mut v: usize) -> usize {
+            while root[v] != v {
+                root[v] = root[root[v]];
+                v = root[v];
+            }
+            v
+        }
+        for pt in net.ports.iter().filter(|p| p.delay == Time::ZERO) {
+            let (a, b) = (find(&mut root, pt.node.idx()), find(&mut root, pt.peer.idx()));
+            root[a.max(b)] = a.min(b);
+        }
+        let mut number = vec![u16::MAX; n];
+        let mut parts = 0;
+        let part: Vec<u16> = (0..n)
+            .map(|v| {
+                let r = find(&mut root, v);
+                if number[r] == u16::MAX {
+                    number[r] = parts;
+                    parts += 1;
+                }
+                number[r]
+            })
+            .collect();
+        let cut: Vec<_> = net.ports.iter().filter(|p| part[p.node.idx()] != part[p.peer.idx()]).collect();
+        let lookahead = cut.iter().map(|p| p.delay).min();
+        Ok(Partition { part, parts: parts as usize, lookahead, cut_ports: cut.len(), level: 0 })
+    }
+
     #[inline]
     pub fn of(&self, n: NodeId) -> usize {
         self.part[n.idx()] as usize
@@ -286,5 +323,28 @@ mod tests {
         let p = Partition::new(&net, 2).unwrap();
         assert_eq!((p.level(), p.hosts_per_part(4)), (1, vec![2, 2]));
         assert_eq!(p.lookahead(), Some(Time::ns(100)));
+    }
+
+    #[test]
+    fn each_node_apart_but_across_links_without_delay() {
+        let ls = LeafSpine {
+            leaves: 2,
+            spines: 2,
+            hosts_per_leaf: 3,
+            edge_rate: BitsPerSec::gbps(10),
+            core_rate: BitsPerSec::gbps(40),
+            edge_delay: Time::ns(100),
+            core_delay: Time::ns(300),
+            switch_delay: Time::ZERO,
+        };
+        let net = Network::build(&ls.spec(), &NetParams::default()).unwrap();
+        let p = Partition::each_node(&net).unwrap();
+        assert_eq!((p.parts(), p.cut_ports(), p.lookahead()), (10, net.ports.len(), Some(Time::ns(100))));
+        // Host links without delay: each leaf with its hosts, each spine alone.
+        let net = Network::build(&LeafSpine { edge_delay: Time::ZERO, ..ls }.spec(), &NetParams::default()).unwrap();
+        let p = Partition::each_node(&net).unwrap();
+        assert_eq!((p.parts(), p.cut_ports(), p.lookahead()), (4, 2 * 2 * 2, Some(Time::ns(300))));
+        assert_eq!(p.hosts_per_part(6), vec![3, 3, 0, 0]);
+        assert!((0..3).all(|h| p.of(NodeId(h)) == p.of(NodeId(6))), "h0–h2 with leaf 0");
     }
 }

@@ -196,7 +196,7 @@ impl Port {
     #[inline(always)]
     pub fn onto_wire(&mut self, ev: &mut crate::engine::EventQueue, port: PortId, at: Time, id: PktId) {
         if self.wire.push(at, id) {
-            ev.schedule(at, crate::engine::Event::WireArrival(port));
+            ev.schedule_arrival(at, port);
         }
     }
     /// Start loading the record's first three lines (engine/prefetch.rs): what a packet-hop reads and

@@ -2,6 +2,7 @@
 //! and the event loop that drives them.
 
 mod chain;
+mod handover;
 mod projection;
 
 pub use projection::{measure_crossing, Projection};
