@@ -69,7 +69,7 @@ const SEQ_BITS: u32 = 64 - WIDTH_BITS;
 const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
 /// The sequence number of the first event scheduled: above every port's number, the ties of wires'
 /// arrivals (2^53 events: 28 years at 10 M events per second).
-const FIRST_SEQ: u64 = 1 << (SEQ_BITS - 1);
+pub const FIRST_SEQ: u64 = 1 << (SEQ_BITS - 1);
 /// Bits of an arrival's tie: every port number fits (`PortId` is 32 bits), below `FIRST_SEQ`.
 const ARRIVAL_BITS: u32 = 32;
 const _: () = assert!(ARRIVAL_BITS < SEQ_BITS - 1);
@@ -446,6 +446,21 @@ impl EventQueue {
         } else {
             None
         }
+    }
+    /// The tie of the next event: an arrival's below `FIRST_SEQ`, every other event's its sequence number
+    /// (the handover check, sim/handover.rs). None when nothing is pending.
+    pub fn next_tie(&mut self) -> Option<u64> {
+        if let Some(e) = self.early.last() {
+            return Some(e.key as u64);
+        }
+        if !self.serving() {
+            self.advance()?;
+        }
+        self.now.last().map(|e| e.key & SEQ_MASK)
+    }
+    /// The sequence number the next event scheduled (other than an arrival over a link) will have.
+    pub fn next_seq(&self) -> u64 {
+        self.seq
     }
     pub fn peek_time(&mut self) -> Option<Time> {
         if let Some(e) = self.early.last() {

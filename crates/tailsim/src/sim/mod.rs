@@ -5,6 +5,7 @@ mod chain;
 mod handover;
 mod projection;
 
+pub use handover::Handover;
 pub use projection::{measure_crossing, Projection};
 
 use crate::engine::{Event, EventQueue, Next};

@@ -16,7 +16,7 @@ use crate::units::{NodeId, Time};
 
 /// Who handles an event in a parallel run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Owner {
+pub(super) enum Owner {
     /// The part of this node.
     Node(NodeId),
     /// No single node known here (workload releases, a flow's own timers, a mechanism's timers): counted as
@@ -174,7 +174,7 @@ impl World {
     }
 
     /// The node whose part handles `e` in a parallel run.
-    fn owner(&self, e: Event) -> Owner {
+    pub(super) fn owner(&self, e: Event) -> Owner {
         match e {
             // A packet arrives at the far end of its link.
             Event::WireArrival(p) => Owner::Node(self.net.ports[p.idx()].peer),
