@@ -300,18 +300,23 @@ mod tests {
         assert!(Partition::new(&net, 17).is_err() && Partition::new(&net, 0).is_err());
     }
 
-    #[test]
-    fn a_leaf_spine_is_cut_between_leaves_and_a_lone_switch_between_hosts() {
-        let ls = LeafSpine {
-            leaves: 6,
-            spines: 3,
-            hosts_per_leaf: 4,
+    /// 10G host links of 100 ns, 40G core links of 300 ns.
+    fn leaf_spine(leaves: u32, spines: u32, hosts_per_leaf: u32) -> LeafSpine {
+        LeafSpine {
+            leaves,
+            spines,
+            hosts_per_leaf,
             edge_rate: BitsPerSec::gbps(10),
             core_rate: BitsPerSec::gbps(40),
             edge_delay: Time::ns(100),
             core_delay: Time::ns(300),
             switch_delay: Time::ZERO,
-        };
+        }
+    }
+
+    #[test]
+    fn a_leaf_spine_is_cut_between_leaves_and_a_lone_switch_between_hosts() {
+        let ls = leaf_spine(6, 3, 4);
         let net = Network::build(&ls.spec(), &NetParams::default()).unwrap();
         let p = Partition::new(&net, 3).unwrap();
         assert_eq!((p.level(), p.hosts_per_part(24)), (2, vec![8; 3]));
@@ -327,16 +332,7 @@ mod tests {
 
     #[test]
     fn each_node_apart_but_across_links_without_delay() {
-        let ls = LeafSpine {
-            leaves: 2,
-            spines: 2,
-            hosts_per_leaf: 3,
-            edge_rate: BitsPerSec::gbps(10),
-            core_rate: BitsPerSec::gbps(40),
-            edge_delay: Time::ns(100),
-            core_delay: Time::ns(300),
-            switch_delay: Time::ZERO,
-        };
+        let ls = leaf_spine(2, 2, 3);
         let net = Network::build(&ls.spec(), &NetParams::default()).unwrap();
         let p = Partition::each_node(&net).unwrap();
         assert_eq!((p.parts(), p.cut_ports(), p.lookahead()), (10, net.ports.len(), Some(Time::ns(100))));
