@@ -90,7 +90,7 @@ impl World {
                 let tie = self.ev.next_tie();
                 match self.ev.pop_by(last) {
                     Next::Due(t, e) => {
-                        let part = match self.owner(e) {
+                        let part = match self.acting_node(e) {
                             Owner::Node(n) => Some(cut.of(n) as u32),
                             Owner::Spread | Owner::Global => None,
                         };
@@ -129,8 +129,19 @@ impl World {
         }
     }
 
+    /// The node whose part handles `e`: as the projection has it, and a flow's timer at the host of the
+    /// side that set it (the projection spreads them evenly).
+    fn acting_node(&self, e: Event) -> Owner {
+        match e {
+            Event::Timer(slot, gen, kind) => {
+                self.transport.timer_node(slot, gen, kind).map_or(Owner::Spread, Owner::Node)
+            }
+            _ => self.owner(e),
+        }
+    }
+
     fn misplaced(&self, t: Time, e: Event, by: u32) -> String {
-        let node = match self.owner(e) {
+        let node = match self.acting_node(e) {
             Owner::Node(n) => n,
             _ => NodeId(u32::MAX),
         };

@@ -221,6 +221,14 @@ impl Homa {
         }
     }
 
+    /// The host a message timer acts at (the handover check, sim/handover.rs): the resend timer the
+    /// receiver's.
+    pub fn timer_node(&self, slot: FlowSlot, gen: u32) -> Option<NodeId> {
+        if self.gens.get(slot.idx()) != Some(&gen) {
+            return None; // its flow is gone: the timer does nothing
+        }
+        Some(self.msgs.try_get(slot.0)?.dst)
+    }
     pub fn on_timer(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32, kind: TimerKind) {
         match kind {
             TimerKind::Pacer => {

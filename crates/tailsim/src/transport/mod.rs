@@ -225,6 +225,20 @@ impl Transport {
             Transport::Rdma(t) => t.on_timer(ctx, slot, gen, kind),
         }
     }
+    /// The host a transport timer acts at (None: its flow is gone, so it does nothing): a pacer's is in its
+    /// slot, a flow's depends on the side that set it (the handover check, sim/handover.rs).
+    pub fn timer_node(&self, slot: FlowSlot, gen: u32, kind: TimerKind) -> Option<NodeId> {
+        if matches!(kind, TimerKind::Pacer | TimerKind::RxPacer) {
+            return Some(NodeId(slot.0));
+        }
+        match self {
+            Transport::Tcp(t) => t.timer_node(slot, gen, kind),
+            Transport::Homa(t) => t.timer_node(slot, gen),
+            Transport::Phost(t) => t.timer_node(slot, gen),
+            Transport::Ndp(t) => t.timer_node(slot, gen),
+            Transport::Rdma(t) => t.timer_node(slot, gen),
+        }
+    }
     /// Flows with live state.
     pub fn active_flows(&self) -> usize {
         match self {

@@ -177,6 +177,13 @@ impl Rdma {
         }
     }
 
+    /// The host a queue pair's timer acts at (the handover check, sim/handover.rs): the sender's.
+    pub fn timer_node(&self, slot: FlowSlot, gen: u32) -> Option<NodeId> {
+        if self.gens.get(slot.idx()) != Some(&gen) {
+            return None; // its flow is gone: the timer does nothing
+        }
+        Some(self.qps.try_get(slot.0)?.src)
+    }
     pub fn on_timer(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32, kind: TimerKind) {
         match kind {
             TimerKind::Pacer => {

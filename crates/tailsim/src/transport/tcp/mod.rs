@@ -379,6 +379,15 @@ impl Tcp {
         }
     }
 
+    /// The host a flow timer acts at (the handover check, sim/handover.rs): the retransmission timer the
+    /// sender's, the delayed ACK the receiver's.
+    pub fn timer_node(&self, slot: FlowSlot, gen: u32, kind: TimerKind) -> Option<NodeId> {
+        if self.gens.get(slot.idx()) != Some(&gen) {
+            return None; // its flow is gone: the timer does nothing
+        }
+        let f = self.flows.try_get(slot.0)?;
+        Some(if kind == TimerKind::DelayedAck { f.dst } else { f.src })
+    }
     pub fn on_timer(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32, kind: TimerKind) {
         if self.gens.get(slot.idx()) != Some(&gen) {
             return;
