@@ -93,6 +93,25 @@ fn record(e: &Experiment, s: &tailsim::Summary) -> serde_json::Value {
     })
 }
 
+/// A scenario's experiment with its overrides, stopped after 10^8 events if it names no stop.
+fn load_scenario(file: &str, set: &[&str]) -> Experiment {
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    let mut e = tailsim::load(&root().join(file), &set).unwrap_or_else(|err| panic!("{err}"));
+    if e.stop.time.is_none() && e.stop.max_events.is_none() {
+        e.stop.max_events = Some(100_000_000);
+    }
+    e
+}
+
+fn golden_path(name: &str) -> PathBuf {
+    root().join(format!("crates/tailsim/tests/golden/{name}.json"))
+}
+
+fn golden_text(name: &str) -> String {
+    let golden = golden_path(name);
+    std::fs::read_to_string(&golden).unwrap_or_else(|e| panic!("{}: {e}", golden.display()))
+}
+
 fn run_scenario(file: &str, set: &[&str]) -> serde_json::Value {
     run_scenario_with(file, set, false)
 }
@@ -100,12 +119,7 @@ fn run_scenario(file: &str, set: &[&str]) -> serde_json::Value {
 /// `deep`: the run loop prefetches a packet-hop's whole chain from the first event (normally only past the
 /// last-level cache's size, which none of these small scenarios reaches).
 fn run_scenario_with(file: &str, set: &[&str], deep: bool) -> serde_json::Value {
-    let path = root().join(file);
-    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
-    let mut e = tailsim::load(&path, &set).unwrap_or_else(|err| panic!("{err}"));
-    if e.stop.time.is_none() && e.stop.max_events.is_none() {
-        e.stop.max_events = Some(100_000_000);
-    }
+    let mut e = load_scenario(file, set);
     if deep {
         e.world.set_deep_prefetch_from(0);
     }
@@ -119,14 +133,14 @@ fn golden_outputs_are_unchanged() {
     let mut failures = vec![];
     for (name, file, set) in SCENARIOS {
         let got = run_scenario(file, set);
-        let golden = root().join(format!("crates/tailsim/tests/golden/{name}.json"));
         let text = serde_json::to_string_pretty(&got).unwrap() + "\n";
         if update {
-            std::fs::write(&golden, &text).unwrap();
+            std::fs::write(golden_path(name), &text).unwrap();
             continue;
         }
-        let want = std::fs::read_to_string(&golden).unwrap_or_else(|e| panic!("{}: {e}", golden.display()));
+        let want = golden_text(name);
         if want != text {
+            let golden = golden_path(name);
             failures
                 .push(format!("{name} ({file}) differs from {}:\n--- golden\n{want}--- now\n{text}", golden.display()));
         }
@@ -152,10 +166,8 @@ fn prefetching_the_whole_chain_changes_no_result() {
     let mut failures = vec![];
     for (name, file, set) in SCENARIOS {
         let got = serde_json::to_string_pretty(&run_scenario_with(file, set, true)).unwrap() + "\n";
-        let golden = root().join(format!("crates/tailsim/tests/golden/{name}.json"));
-        let want = std::fs::read_to_string(&golden).unwrap_or_else(|e| panic!("{}: {e}", golden.display()));
-        if want != got {
-            failures.push(format!("{name}: deep prefetch differs from {}:\n{got}", golden.display()));
+        if golden_text(name) != got {
+            failures.push(format!("{name}: deep prefetch differs from {}:\n{got}", golden_path(name).display()));
         }
     }
     for (file, set) in MECHANISM_SCENARIOS {
@@ -181,11 +193,7 @@ fn handing_packets_over_between_parts_changes_no_result() {
     use tailsim::net::partition::Partition;
     use tailsim::sim::Handover;
     let handing_over = |file: &str, set: &[&str], times: u64| -> Result<(serde_json::Value, Handover), String> {
-        let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
-        let mut e = tailsim::load(&root().join(file), &set).unwrap_or_else(|err| panic!("{err}"));
-        if e.stop.time.is_none() && e.stop.max_events.is_none() {
-            e.stop.max_events = Some(100_000_000);
-        }
+        let mut e = load_scenario(file, set);
         let cut = Partition::each_node(&e.world.net).unwrap();
         assert!(cut.parts() > e.world.net.hosts.len(), "{file}: every host and some switches apart");
         let lookahead = cut.lookahead().expect("links");
@@ -196,42 +204,36 @@ fn handing_packets_over_between_parts_changes_no_result() {
         Ok((record(&e, &e.summary(h.reason, 0.0).unwrap()), h))
     };
     const LINKS_100NS: &[&str] = &["topology.edge_delay=\"100ns\"", "topology.core_delay=\"100ns\""];
-    let mut failures = vec![];
-    let mut misplaced = vec![];
+    // (scenario, what handing over gave, what a plain run gives)
+    let mut cases = vec![];
     for (name, file, set) in SCENARIOS {
-        let zero_delay = std::fs::read_to_string(root().join(file)).unwrap().contains("homa-144");
-        let ((got, h), want) = if zero_delay {
+        if std::fs::read_to_string(root().join(file)).unwrap().contains("homa-144") {
             let set = [*set, LINKS_100NS].concat();
-            (handing_over(file, &set, 1).unwrap(), run_scenario(file, &set))
+            cases.push((*name, handing_over(file, &set, 1).unwrap(), run_scenario(file, &set)));
         } else {
-            let golden = root().join(format!("crates/tailsim/tests/golden/{name}.json"));
-            let want = std::fs::read_to_string(&golden).unwrap_or_else(|e| panic!("{}: {e}", golden.display()));
-            (handing_over(file, set, 1).unwrap(), serde_json::from_str(&want).unwrap())
-        };
+            cases.push((*name, handing_over(file, set, 1).unwrap(), serde_json::from_str(&golden_text(name)).unwrap()));
+        }
+    }
+    for (file, set) in MECHANISM_SCENARIOS {
+        cases.push((*file, handing_over(file, set, 1).unwrap(), run_scenario(file, set)));
+    }
+    let mut failures = vec![];
+    for (name, (got, h), want) in &cases {
+        eprintln!("{name}: {h:?}");
         if got != want {
             failures.push(format!("{name}: handing over differs:\n{got}\n{want}"));
         }
-        eprintln!("{name}: {h:?}");
-        misplaced.push((*name, h.misplaced, h.first_misplaced));
-    }
-    for (file, set) in MECHANISM_SCENARIOS {
-        let ((got, h), want) = (handing_over(file, set, 1).unwrap(), run_scenario(file, set));
-        if got != want {
-            failures.push(format!("{file}: handing over differs:\n{got}\n{want}"));
-        }
-        eprintln!("{file}: {h:?}");
-        misplaced.push((*file, h.misplaced, h.first_misplaced));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // Every event is scheduled by a handler at its own node, or crosses a link, except in the one scenario
     // with background flows: a finished one starts its successor at its source from the receiver's handler
     // (sim/chain.rs), which a parallel run cannot do (docs/parallel.md step 4).
-    for (name, n, first) in misplaced {
+    for (name, (_, h), _) in cases {
         if name.contains("detail-128-alltoall") {
-            let first = first.unwrap_or_default();
-            assert!(n > 0 && first.contains("TxDone") && first.contains("(h"), "{name}: {n}, {first}");
+            let first = h.first_misplaced.as_deref().unwrap_or_default();
+            assert!(h.misplaced > 0 && first.contains("TxDone") && first.contains("(h"), "{name}: {h:?}");
         } else {
-            assert_eq!((n, first), (0, None), "{name}");
+            assert_eq!((h.misplaced, h.first_misplaced), (0, None), "{name}");
         }
     }
     let (file, set) = (SCENARIOS[0].1, SCENARIOS[0].2);

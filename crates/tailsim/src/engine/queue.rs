@@ -324,15 +324,16 @@ impl EventQueue {
         h.arrivals.push((at, p));
     }
     /// The end of a window in a run handing packets over: the held arrivals join the queue, the last sent
-    /// first (the order must not matter). Returns the time of the earliest event then pending.
-    pub fn release_held(&mut self) -> Option<Time> {
+    /// first (the order must not matter). Returns how many there were.
+    pub fn release_held(&mut self) -> usize {
         let mut v = std::mem::take(&mut self.held.as_mut().expect("holding").arrivals);
         for &(at, p) in v.iter().rev() {
             self.schedule(at, Event::WireArrival(p));
         }
+        let n = v.len();
         v.clear();
         self.held.as_mut().expect("holding").arrivals = v;
-        self.peek_time()
+        n
     }
     /// The next event if it is due at or before `limit` (the run loop's one call per event: a peek and a
     /// pop would test the same things twice).

@@ -70,8 +70,8 @@ impl World {
         found.reason = 'run: loop {
             // The meeting: what crossed during the window reaches its part; the next window starts at the
             // earliest pending event.
-            found.held += self.ev.held.as_ref().map_or(0, |h| h.arrivals.len() as u64);
-            let Some(start) = self.ev.release_held() else { break self.at_the_last_event() };
+            found.held += self.ev.release_held() as u64;
+            let Some(start) = self.ev.peek_time() else { break self.at_the_last_event() };
             if start > limit {
                 self.now = limit;
                 break StopReason::TimeLimit;
@@ -111,11 +111,9 @@ impl World {
                 }
             }
         };
-        let held = self.ev.held.take().expect("held while handing over");
         // Whatever is still held joins the queue, so the state a stopped run leaves is a plain run's.
-        for &(at, p) in held.arrivals.iter().rev() {
-            self.ev.schedule(at, Event::WireArrival(p));
-        }
+        self.ev.release_held();
+        let held = self.ev.held.take().expect("held while handing over");
         match held.late {
             Some((at, p, until)) => Err(format!(
                 "causality: an arrival over port {} (a cut link of {} ps) due at {} ps, inside the window it \
