@@ -325,6 +325,7 @@ def run(
     set: Optional[Mapping[str, Any]] = None,
     progress: Union[bool, None, Callable[[dict], Any]] = None,
     flows: Any = None,
+    threads: int = 1,
 ) -> Result:
     """Run one experiment and return its :class:`Result`.
 
@@ -343,6 +344,10 @@ def run(
     ``start_ps``, ``start_ns``, ``start_us``, adds a workload of exactly those flows, as a CSV trace would
     (docs/workloads.md); a ``path`` or ``via`` column pins flows to paths (a finished run's ``flows`` table
     has ``path``); errors in it name the row.
+
+    ``threads`` runs the simulation on that many threads, the fabric cut into as many parts, with the results
+    of one thread (docs/parallel.md). So far only raw traffic (``kind = "cbr"`` workloads) can be cut; other
+    runs raise :class:`tailsim.ConfigError` saying why.
     """
     kind, text, origin, base = normalize(config)
     sets = overrides(set)
@@ -351,7 +356,9 @@ def run(
     with _with_flows(kind, text, flows) as text:
         update, close = _progress_bar(progress)
         try:
-            _, directory = _core.run(kind, text, origin, base, sets, None if out is None else os.fspath(out), update)
+            _, directory = _core.run(
+                kind, text, origin, base, sets, None if out is None else os.fspath(out), update, threads=int(threads)
+            )
         finally:
             close()
     # summary.json as written (it also lists the tables' files), rather than the returned copy.

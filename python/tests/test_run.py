@@ -258,3 +258,35 @@ def test_runs_that_cannot_finish_their_flows_warn_and_finished_ones_do_not():
         warnings.simplefilter("error")
         for reason in ["finished", "time-limit", "event-budget", "interrupted"]:
             _warn_if_stuck({**base, "stop_reason": reason})
+
+
+def _raw_fat_tree() -> dict:
+    """A k = 4 fat tree, every host bursting raw packets to the host five further on, and three into host 0."""
+    pairs = [(i, (i + 5) % 16) for i in range(16)] + [(3, 0), (9, 0), (14, 0)]
+    source = {"kind": "cbr", "line_rate": "10Gbps", "size": 1000, "until": "200us"}
+    return {
+        "name": "raw",
+        "seed": 5,
+        "topology": {"kind": "fat-tree", "k": 4, "rate": "10Gbps", "delay": "1us"},
+        "switch": {"buffer": "30KB"},
+        "routing": {"load_balance": "spray"},
+        "stop": {"time": "200us"},
+        "workload": [dict(source, src=s, dst=d, on=[[1, 0.0], [20, 1.0]], off=[[1, 0.0], [20, 1.0]]) for s, d in pairs],
+    }
+
+
+def test_threads_give_the_results_of_one_thread(tmp_path):
+    one = tailsim.run(_raw_fat_tree(), tmp_path / "one", progress=False)
+    two = tailsim.run(_raw_fat_tree(), tmp_path / "two", progress=False, threads=2)
+    assert one.summary["packets"]["dropped"] > 0
+    wall = {"wall_seconds", "events_per_second", "packet_hops_per_second", "peak_memory_bytes"}
+    assert {k: v for k, v in one.summary.items() if k not in wall} == {
+        k: v for k, v in two.summary.items() if k not in wall
+    }
+    pd.testing.assert_frame_equal(one.ports, two.ports)
+
+
+def test_threads_refuse_what_cannot_be_cut_yet(tmp_path):
+    with pytest.raises(tailsim.ConfigError, match="workload\\[0\\] makes flows"):
+        tailsim.run(small_dict(flows=20), tmp_path / "x", progress=False, threads=2)
+    assert not (tmp_path / "x").exists()

@@ -73,6 +73,12 @@ pub(crate) const SCENARIOS: &[(&str, &str, &str, &str)] = &[
         "1ms",
     ),
     (
+        "fattree1024-cbr",
+        "k = 16 fat tree (1,024 hosts, 100 Gbps, 1 us links), raw bursts at 50 % from every host, sprayed: what a parallel run takes today (docs/parallel.md)",
+        include_str!("../../../examples/bench/fattree1024-cbr.toml"),
+        "500us",
+    ),
+    (
         "fattree5488-perm-ndp",
         "k = 28 fat tree (5,488 hosts, 980 switches, 100 Gbps), 2 MB permutation, NDP as htsim-p2: the per-hop cost at scale",
         include_str!("../../../examples/bench/fattree5488-perm-ndp.toml"),
@@ -134,6 +140,29 @@ impl Files {
 impl Drop for Files {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// One scenario of `--scenario`, its files written, to load as often as a measurement needs
+/// (`--threads`, `--project-threads`); `flag` names the option in the errors.
+pub(crate) struct Scenario {
+    pub(crate) name: String,
+    toml: &'static str,
+    pub(crate) time: String,
+    files: Files,
+}
+
+impl Scenario {
+    pub(crate) fn find(flag: &str, scenario: Option<String>, time: Option<String>) -> Result<Scenario, String> {
+        let name = scenario.ok_or_else(|| format!("{flag} needs --scenario (one scenario; see --list)"))?;
+        let (_, _, toml, default_time) =
+            SCENARIOS.iter().find(|s| s.0 == name).ok_or_else(|| format!("no scenario \"{name}\"; see --list"))?;
+        let time = time.unwrap_or_else(|| default_time.to_string());
+        Ok(Scenario { name, toml, time, files: Files::write()? })
+    }
+    pub(crate) fn load(&self) -> Result<tailsim::Experiment, String> {
+        tailsim::load_str(self.toml, &self.name, &self.files.base(), &[format!("stop.time=\"{}\"", self.time)])
+            .map_err(|e| e.to_string())
     }
 }
 

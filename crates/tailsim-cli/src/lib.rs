@@ -18,6 +18,7 @@ macro_rules! out_raw {
 
 mod bench;
 mod project;
+mod threads;
 
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
@@ -53,6 +54,10 @@ enum Cmd {
         /// Exit with status 1 when flows are left unfinished (a warning is printed either way).
         #[arg(long)]
         strict: bool,
+        /// Run on this many threads, the fabric cut into as many parts: the same results as one thread,
+        /// byte for byte. So far raw traffic only (kind = "cbr"); anything else is refused (docs/parallel.md).
+        #[arg(long, default_value_t = 1, value_name = "N")]
+        threads: usize,
         /// Refuse a run estimated to need more memory than this, e.g. 64GB, or "none" (default: 90 % of
         /// the machine's memory; also TAILSIM_MAX_MEMORY).
         #[arg(long, value_name = "SIZE")]
@@ -132,6 +137,10 @@ enum Cmd {
         /// events counted per part and time window of each cut (docs/parallel.md).
         #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
         project_threads: Vec<usize>,
+        /// Run --scenario on each of these thread counts (e.g. 1,2): wall time, speedup against the first,
+        /// and a check that every count gives the same results (docs/parallel.md).
+        #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+        threads: Vec<usize>,
     },
 }
 
@@ -151,9 +160,9 @@ pub fn main_with(args: Vec<String>, self_cmd: Vec<String>, stop_asked: &mut dyn 
         }
     };
     let res = match cli.cmd {
-        Cmd::Run { config, out, seed, sets, quiet, max_memory, strict } => {
+        Cmd::Run { config, out, seed, sets, quiet, max_memory, strict, threads } => {
             set_max_memory(max_memory);
-            match run(config, out, seed, sets, quiet, stop_asked) {
+            match run(config, out, seed, sets, quiet, threads, stop_asked) {
                 Ok(RunEnd::Interrupted) => return INTERRUPTED,
                 Ok(RunEnd::Stalled) => return 1,
                 Ok(RunEnd::Unfinished) if strict => return 1,
@@ -193,6 +202,13 @@ pub fn main_with(args: Vec<String>, self_cmd: Vec<String>, stop_asked: &mut dyn 
             match project::main(scenario, time, &project_threads, stop_asked) {
                 Ok(project::Ended::Interrupted) => return INTERRUPTED,
                 Ok(project::Ended::Done) => Ok(()),
+                Err(e) => Err(e),
+            }
+        }
+        Cmd::Bench { scenario, time, threads, .. } if !threads.is_empty() => {
+            match threads::main(scenario, time, &threads, stop_asked) {
+                Ok(threads::Ended::Interrupted) => return INTERRUPTED,
+                Ok(threads::Ended::Done) => Ok(()),
                 Err(e) => Err(e),
             }
         }
@@ -329,6 +345,7 @@ fn run(
     seed: Option<u64>,
     mut sets: Vec<String>,
     quiet: bool,
+    threads: usize,
     stop_asked: &mut dyn FnMut() -> bool,
 ) -> Result<RunEnd, String> {
     if let Some(s) = seed {
@@ -338,17 +355,41 @@ fn run(
     for w in &exp.warnings {
         eprintln!("warning: {w}");
     }
+    if threads == 0 {
+        return Err("--threads: give 1 or more".into());
+    }
+    if threads > 1 {
+        if let Some(why) = exp.world.parallel_refusal(&exp.stop) {
+            return Err(format!("--threads {threads}: {}: {why}", config.display()));
+        }
+    }
+    // Every part of a parallel run runs in a whole world of its own.
+    let others = (1..threads)
+        .map(|_| tailsim::load(&config, &sets).map_err(|e| e.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
     let dir = out.unwrap_or_else(|| exp.default_out_dir(&sets));
     let show = !quiet && std::io::stderr().is_terminal();
     let mut meter = ProgressLine::new(&exp);
-    let summary = exp
-        .run_interruptible(&mut |p| {
-            if show {
-                meter.update(p)
-            }
-            !stop_asked()
-        })
-        .map_err(|e| format!("run failed: {e}"))?;
+    let mut progress = |p: &tailsim::sim::Progress| {
+        if show {
+            meter.update(p)
+        }
+        !stop_asked()
+    };
+    let summary = if threads == 1 {
+        exp.run_interruptible(&mut progress).map_err(|e| format!("run failed: {e}"))?
+    } else {
+        let (s, par) = exp
+            .run_parallel(others, true, &mut progress)
+            .map_err(|e| format!("--threads {threads}: run failed: {e}"))?;
+        if !quiet {
+            eprintln!(
+                "\n{} parts, windows of {}: {} windows, {} packets handed between parts",
+                par.parts, par.lookahead, par.windows, par.handed_over
+            );
+        }
+        s
+    };
     if show {
         eprintln!();
     }

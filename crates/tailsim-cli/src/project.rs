@@ -1,7 +1,7 @@
 //! `tailsim bench --scenario S --project-threads 2,4,8`: what a parallel run of a bench scenario would gain,
 //! measured on the serial run (docs/parallel.md, tailsim::sim::Projection).
 
-use crate::bench::{timed_run, Files, SCENARIOS};
+use crate::bench::{timed_run, Scenario};
 use tailsim::net::partition::Partition;
 use tailsim::sim::StopReason;
 
@@ -17,16 +17,11 @@ pub fn main(
     threads: &[usize],
     stop_asked: &mut dyn FnMut() -> bool,
 ) -> Result<Ended, String> {
-    let name = scenario.ok_or("--project-threads needs --scenario (one scenario; see --list)")?;
-    let (_, _, toml, default_time) =
-        SCENARIOS.iter().find(|s| s.0 == name).ok_or_else(|| format!("no scenario \"{name}\"; see --list"))?;
+    let sc = Scenario::find("--project-threads", scenario, time)?;
     if threads.is_empty() || threads.contains(&0) {
         return Err("--project-threads: give thread counts of 1 or more, e.g. 2,4,8".into());
     }
-    let t = time.unwrap_or_else(|| default_time.to_string());
-    let files = Files::write()?;
-    let load =
-        || tailsim::load_str(toml, &name, &files.base(), &[format!("stop.time=\"{t}\"")]).map_err(|e| e.to_string());
+    let load = || sc.load();
 
     // The cuts first: a thread count the fabric cannot take is an error before anything runs.
     let mut counted = load()?;
@@ -59,7 +54,14 @@ pub fn main(
 
     let meeting2 = tailsim::engine::measure_meeting(2, 200_000);
     let crossing = tailsim::sim::measure_crossing(1 << 22);
-    out!("{name}: {} events in {} simulated; serial {:.2} CPU s, {:.0} ns per event", s.events, t, cpu, tau * 1e9);
+    out!(
+        "{}: {} events in {} simulated; serial {:.2} CPU s, {:.0} ns per event",
+        sc.name,
+        s.events,
+        sc.time,
+        cpu,
+        tau * 1e9
+    );
     match meeting2 {
         Some(m) => out!(
             "meeting of 2 threads (earliest event agreed, spinning): {:.0} ns measured; of n threads projected as \

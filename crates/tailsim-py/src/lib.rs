@@ -98,7 +98,7 @@ fn run_id(py: Python<'_>, kind: &str, text: &str, origin: &str, base_dir: &str, 
 /// simulated is written (marked interrupted) unless `keep_partial` is false (a sweep's point, which is
 /// either finished or not there).
 #[pyfunction]
-#[pyo3(signature = (kind, text, origin, base_dir, sets, out_dir=None, progress=None, keep_partial=true))]
+#[pyo3(signature = (kind, text, origin, base_dir, sets, out_dir=None, progress=None, keep_partial=true, threads=1))]
 #[allow(clippy::too_many_arguments)] // the Python signature, keyword arguments included
 fn run(
     py: Python<'_>,
@@ -110,15 +110,26 @@ fn run(
     out_dir: Option<String>,
     progress: Option<PyObject>,
     keep_partial: bool,
+    threads: usize,
 ) -> PyResult<(String, String)> {
     let mut exp = build(kind, text, origin, base_dir, &sets)?;
+    if threads == 0 {
+        return Err(ConfigError::new_err("threads: give 1 or more"));
+    }
+    if threads > 1 {
+        if let Some(why) = exp.world.parallel_refusal(&exp.stop) {
+            return Err(ConfigError::new_err(format!("threads={threads}: {origin}: {why}")));
+        }
+    }
+    // Every part of a parallel run runs in a whole world of its own (docs/parallel.md).
+    let others = (1..threads).map(|_| build(kind, text, origin, base_dir, &sets)).collect::<PyResult<Vec<_>>>()?;
     let dir = out_dir.map_or_else(|| exp.default_out_dir(&sets), PathBuf::from);
     let completion = exp.completion();
     let mut interrupted: Option<PyErr> = None;
     let result = py.allow_threads(|| {
         let mut last = Instant::now();
         let t0 = last;
-        exp.run_interruptible(&mut |p| {
+        let mut poll = |p: &tailsim::sim::Progress| {
             if last.elapsed().as_secs_f64() < 0.5 {
                 return true;
             }
@@ -145,7 +156,12 @@ fn run(
                     }
                 }
             })
-        })
+        };
+        if threads == 1 {
+            exp.run_interruptible(&mut poll)
+        } else {
+            exp.run_parallel(others, true, &mut poll).map(|(s, _)| s)
+        }
     });
     let summary = result.map_err(SimulationError::new_err)?;
     if let (Some(e), false) = (&interrupted, keep_partial) {

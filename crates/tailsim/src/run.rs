@@ -226,6 +226,27 @@ impl Experiment {
         self.summary(stop, wall)
     }
 
+    /// Run on `others.len() + 1` threads (`threaded`; else their parts one after another on this one), the
+    /// fabric cut as `Partition::new` cuts it (docs/parallel.md). `others` are this experiment loaded as many
+    /// more times: every part runs in a whole world. The results are the serial run's; afterwards this
+    /// experiment's world holds them but cannot run on. Conservation is checked in every part.
+    pub fn run_parallel(
+        &mut self,
+        others: Vec<Experiment>,
+        threaded: bool,
+        on_progress: &mut dyn FnMut(&Progress) -> bool,
+    ) -> Result<(Summary, crate::sim::Parallel), String> {
+        if self.flow_level {
+            return Err("the flow-level Ideal has no packets to share between threads".into());
+        }
+        let cut = crate::net::partition::Partition::new(&self.world.net, others.len() + 1)?;
+        let t0 = Instant::now();
+        let others = others.into_iter().map(|e| e.world).collect();
+        let par = self.world.run_parallel(others, &cut, self.stop, threaded, on_progress)?;
+        let wall = t0.elapsed().as_secs_f64();
+        Ok((self.summary(par.reason, wall)?, par))
+    }
+
     pub fn summary(&self, stop: StopReason, wall: f64) -> Result<Summary, String> {
         let records = |e: io::Error| format!("cannot read the flow records back: {e}");
         let w = &self.world;
@@ -252,7 +273,7 @@ impl Experiment {
                 created: w.pk.created(),
                 delivered: w.pk.ended_as(Fate::Delivered),
                 dropped: w.pk.ended_as(Fate::Dropped),
-                in_flight: w.pk.live() as u64,
+                in_flight: w.pk.in_flight(),
                 made_by_switches: w.pk.made[Origin::Switch as usize],
                 copies: w.pk.made[Origin::Copy as usize],
                 sunk: w.pk.ended_as(Fate::Sunk),

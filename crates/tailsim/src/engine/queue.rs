@@ -323,6 +323,14 @@ impl EventQueue {
         }
         h.arrivals.push((at, p));
     }
+    /// The end of a window in a parallel run's part: the held arrivals are another part's to schedule (their
+    /// packets wait on the sending port's wire, sim/parallel.rs). Returns how many there were.
+    pub fn forget_held(&mut self) -> usize {
+        let h = self.held.as_mut().expect("holding");
+        let n = h.arrivals.len();
+        h.arrivals.clear();
+        n
+    }
     /// The end of a window in a run handing packets over: the held arrivals join the queue, the last sent
     /// first (the order must not matter). Returns how many there were.
     pub fn release_held(&mut self) -> usize {
@@ -481,6 +489,27 @@ impl EventQueue {
     /// Events processed so far.
     pub fn processed(&self) -> u64 {
         self.popped
+    }
+    /// Count `n` more events as processed (a parallel run's merged world: every part's events).
+    pub fn add_processed(&mut self, n: u64) {
+        self.popped += n;
+    }
+    /// Keep only the pending events `keep` accepts, in their order (a part of a parallel run drops the other
+    /// parts' events from a world built whole). Dropping is not processing.
+    pub fn retain(&mut self, mut keep: impl FnMut(Event) -> bool) {
+        let popped = self.popped;
+        let mut kept = Vec::new();
+        while let Some((t, e)) = self.pop() {
+            if keep(e) {
+                kept.push((t, e));
+            }
+        }
+        let held = self.held.take();
+        *self = EventQueue::new();
+        (self.held, self.popped) = (held, popped);
+        for (t, e) in kept {
+            self.schedule(t, e);
+        }
     }
 }
 

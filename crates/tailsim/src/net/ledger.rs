@@ -18,6 +18,10 @@
 //! At any instant, per origin, made = ended + live, and every live packet is held by exactly one holder of the
 //! network: a queue, a transmitter, a wire, a delay line, a regulator, a mechanism or the outbox. After every
 //! run `World::check_conservation` checks all of it and names the category that does not balance.
+//!
+//! A part of a parallel run (sim/parallel.rs) also hands packets to other parts and takes theirs: per
+//! origin, made + taken in = ended + handed out + live, in each part; over all parts what was handed out
+//! was taken in, so the sums balance as a serial run's do.
 
 use crate::engine::Slab;
 use crate::net::packet::Packet;
@@ -67,6 +71,9 @@ pub struct Packets {
     pub made: [u64; 3],
     /// Packets ended, by origin and fate.
     pub ended: [[u64; 4]; 3],
+    /// Packets handed to another part of a parallel run, and taken from one, by origin.
+    pub handed_out: [u64; 3],
+    pub taken_in: [u64; 3],
 }
 
 impl Packets {
@@ -89,6 +96,35 @@ impl Packets {
     pub fn copy(&mut self, id: PktId) -> PktId {
         let p = *self.get(id);
         self.insert(p, Origin::Copy)
+    }
+    /// Hand packet `id` to another part of a parallel run: it leaves this arena, in no fate.
+    pub fn hand_out(&mut self, id: PktId) -> Packet {
+        let p = *self.slab.get(id.0);
+        self.handed_out[p.origin as usize] += 1;
+        self.slab.remove(id.0);
+        p
+    }
+    /// Take a packet another part handed over.
+    pub fn take_in(&mut self, p: Packet) -> PktId {
+        self.taken_in[p.origin as usize] += 1;
+        PktId(self.slab.insert(p))
+    }
+    /// Add another part's counters to these (the merged world of a parallel run: its arena is one
+    /// part's, its counters every part's).
+    pub fn add_counts(&mut self, o: &Packets) {
+        for i in 0..3 {
+            self.made[i] += o.made[i];
+            self.handed_out[i] += o.handed_out[i];
+            self.taken_in[i] += o.taken_in[i];
+            for f in 0..4 {
+                self.ended[i][f] += o.ended[i][f];
+            }
+        }
+    }
+    /// Live packets by the counters (the arena's count where the ledger balances; a merged parallel run's
+    /// total, where the arena is one part's).
+    pub fn in_flight(&self) -> u64 {
+        Origin::ALL.iter().map(|&o| self.live_of(o)).sum()
     }
     /// Start loading packet `id` (a hint; `engine::prefetch`): both of the lines it spans. A packet is 104
     /// bytes at a 104-byte stride, so most straddle two lines, and the switch's ingress writes `hops` and
@@ -147,7 +183,8 @@ impl Packets {
     }
     /// Live packets of origin `o` by the counters.
     pub fn live_of(&self, o: Origin) -> u64 {
-        self.made[o as usize] - self.ended[o as usize].iter().sum::<u64>()
+        let o = o as usize;
+        self.made[o] + self.taken_in[o] - self.ended[o].iter().sum::<u64>() - self.handed_out[o]
     }
     pub fn live(&self) -> usize {
         self.slab.live()

@@ -239,6 +239,37 @@ impl Network {
         }
     }
 
+    /// Take from `other` (a copy of this fabric that ran another part of a parallel run, sim/parallel.rs)
+    /// the state of the nodes `theirs` accepts: hosts, switches, their ports (with each port's packet in
+    /// transmission and random stream), the raw sources at their hosts; and add its packet-hops. What other
+    /// parts' copies of these hold is left behind: the merged fabric is for results, not for running on.
+    pub fn take_part(&mut self, other: &mut Network, theirs: impl Fn(NodeId) -> bool) {
+        let h = self.hosts.len();
+        for (i, (a, b)) in self.hosts.iter_mut().zip(&mut other.hosts).enumerate() {
+            if theirs(NodeId(i as u32)) {
+                std::mem::swap(a, b);
+            }
+        }
+        for (i, (a, b)) in self.switches.iter_mut().zip(&mut other.switches).enumerate() {
+            if theirs(NodeId((h + i) as u32)) {
+                std::mem::swap(a, b);
+            }
+        }
+        for i in 0..self.ports.len() {
+            if theirs(self.ports[i].node) {
+                std::mem::swap(&mut self.ports[i], &mut other.ports[i]);
+                std::mem::swap(&mut self.tx_current[i], &mut other.tx_current[i]);
+                std::mem::swap(&mut self.port_rng[i], &mut other.port_rng[i]);
+            }
+        }
+        for (a, b) in self.mechs.iter_mut().zip(&mut other.mechs) {
+            if let (Mech::Cbr(a), Mech::Cbr(b)) = (a, b) {
+                a.take_sources(b, &theirs);
+            }
+        }
+        self.packet_hops += other.packet_hops;
+    }
+
     /// The link between `a` and `b` changed state: every mechanism hears of it, for both directions.
     pub fn link_changed(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, a: NodeId, b: NodeId) {
         let hosts = self.hosts.len();

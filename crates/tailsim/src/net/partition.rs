@@ -158,6 +158,11 @@ impl Partition {
     pub fn lookahead(&self) -> Option<Time> {
         self.lookahead
     }
+    /// Claim another lookahead than the cut's: for tests, where a parallel run must catch one that is too
+    /// long (sim/parallel.rs).
+    pub fn assume_lookahead(&mut self, l: Time) {
+        self.lookahead = Some(l);
+    }
     /// Directed ports (one per direction of a link) with their ends in different parts.
     pub fn cut_ports(&self) -> usize {
         self.cut_ports

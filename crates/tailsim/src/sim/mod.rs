@@ -3,9 +3,11 @@
 
 mod chain;
 mod handover;
+mod parallel;
 mod projection;
 
 pub use handover::Handover;
+pub use parallel::Parallel;
 pub use projection::{measure_crossing, Projection};
 
 use crate::engine::{Event, EventQueue, Next};
@@ -129,6 +131,8 @@ pub struct World {
     /// Queue-occupancy samples (time, port, bytes) every `sample_every`, if set.
     pub queue_samples: Vec<(Time, u32, u64)>,
     sample_every: Option<Time>,
+    /// The end of warm-up (zero: none).
+    warmup: Time,
     flow_events: Vec<FlowEvent>,
     new_flows: Vec<NewFlow>,
     /// Packets the outbox's effects brought to a host, to hand on after the drain.
@@ -195,6 +199,7 @@ impl World {
             flow_class: Vec::new(),
             queue_samples: Vec::new(),
             sample_every,
+            warmup,
             flow_events: Vec::new(),
             new_flows: Vec::new(),
             delivered: Vec::new(),

@@ -115,6 +115,21 @@ impl Cbr {
         Cbr { sources, state }
     }
 
+    /// The host of source `key`'s timer: a parallel run handles it in that host's part (sim/parallel.rs).
+    pub fn source_host(&self, key: u32) -> NodeId {
+        self.sources[key as usize].src
+    }
+
+    /// Take from `other` (the same sources, another part's copy) the state of the sources whose host
+    /// `theirs` accepts: the merge at the end of a parallel run.
+    pub fn take_sources(&mut self, other: &mut Cbr, theirs: impl Fn(NodeId) -> bool) {
+        for (i, s) in self.sources.iter().enumerate() {
+            if theirs(s.src) {
+                std::mem::swap(&mut self.state[i], &mut other.state[i]);
+            }
+        }
+    }
+
     /// The mean offered rate of source `i` in bits per second (on/off duty cycle included).
     pub fn mean_rate(s: &CbrSource) -> f64 {
         match (&s.on, &s.off) {

@@ -1,0 +1,111 @@
+//! `tailsim run --threads N` and `tailsim bench --threads` (docs/parallel.md): the result files of a run on
+//! two threads are those of one thread; what a parallel run cannot take yet is a clear error.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn tailsim(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tailsim")).args(args).output().expect("tailsim");
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("tailsim-threads-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A k = 4 fat tree, every host bursting raw packets to the host five further on, and three more sources
+/// into host 0 (drops).
+fn raw_experiment(dir: &Path) -> PathBuf {
+    let mut t = String::from(
+        "name = \"raw\"\nseed = 3\n[topology]\nkind = \"fat-tree\"\nk = 4\nrate = \"10Gbps\"\ndelay = \"1us\"\n\
+         [switch]\nbuffer = \"30KB\"\n[routing]\nload_balance = \"spray\"\n[stop]\ntime = \"300us\"\n",
+    );
+    for (i, dst) in (0..16).map(|i| (i, (i + 5) % 16)).chain([(3, 0), (9, 0), (14, 0)]) {
+        t += &format!(
+            "[[workload]]\nkind = \"cbr\"\nsrc = {i}\ndst = {dst}\nline_rate = \"10Gbps\"\nsize = 1000\n\
+             on = [[1, 0.0], [20, 1.0]]\noff = [[1, 0.0], [20, 1.0]]\nuntil = \"300us\"\n"
+        );
+    }
+    let p = dir.join("raw.toml");
+    std::fs::write(&p, t).unwrap();
+    p
+}
+
+#[test]
+fn two_threads_write_the_result_files_of_one() {
+    let d = scratch("files");
+    let cfg = raw_experiment(&d);
+    let mut dirs = vec![];
+    for n in ["1", "2", "4"] {
+        let out = d.join(format!("out{n}"));
+        let (ok, o, e) =
+            tailsim(&["run", cfg.to_str().unwrap(), "--quiet", "--threads", n, "--out", out.to_str().unwrap()]);
+        assert!(ok, "--threads {n}: {o}{e}");
+        dirs.push(out);
+    }
+    let mut files: Vec<_> = std::fs::read_dir(&dirs[0]).unwrap().map(|f| f.unwrap().file_name()).collect();
+    files.sort();
+    assert!(files.iter().any(|f| f == "ports.parquet") && files.iter().any(|f| f == "summary.json"), "{files:?}");
+    let summary = |dir: &Path| {
+        let text = std::fs::read_to_string(dir.join("summary.json")).unwrap();
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for k in ["wall_seconds", "events_per_second", "packet_hops_per_second", "peak_memory_bytes"] {
+            v.as_object_mut().unwrap().remove(k).unwrap();
+        }
+        v
+    };
+    let one = summary(&dirs[0]);
+    assert!(one["packets"]["dropped"].as_u64().unwrap() > 0 && one["packet_hops"].as_u64().unwrap() > 10_000, "{one}");
+    for dir in &dirs[1..] {
+        assert_eq!(summary(dir), one, "{}", dir.display());
+        for f in files.iter().filter(|f| *f != "summary.json") {
+            let (a, b) = (std::fs::read(dirs[0].join(f)).unwrap(), std::fs::read(dir.join(f)).unwrap());
+            assert!(a == b, "{}: {f:?} differs from one thread's", dir.display());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn what_a_parallel_run_cannot_take_is_an_error_before_anything_runs() {
+    let d = scratch("refused");
+    let cfg = d.join("ndp.toml");
+    std::fs::write(
+        &cfg,
+        "[topology]\nkind = \"fat-tree\"\nk = 4\nrate = \"10Gbps\"\ndelay = \"1us\"\n[transport]\nkind = \"ndp\"\n[[workload]]\nkind = \"poisson\"\n\
+         cdf = \"websearch\"\nload = 0.5\nuntil = \"1ms\"\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    let (ok, o, e) = tailsim(&["run", cfg.to_str().unwrap(), "--threads", "2", "--out", out.to_str().unwrap()]);
+    assert!(
+        !ok && e.contains("--threads 2") && e.contains("ndp.toml") && e.contains("workload[0] makes flows"),
+        "{o}{e}"
+    );
+    assert!(!e.contains("panicked") && !out.exists(), "{e}");
+    let (ok, _, e) = tailsim(&["run", cfg.to_str().unwrap(), "--threads", "0"]);
+    assert!(!ok && e.contains("--threads: give 1 or more"), "{e}");
+    let (ok, o, e) = tailsim(&["bench", "--scenario", "htsim-p2", "--threads", "1,2"]);
+    assert!(!ok && e.contains("htsim-p2 cannot run on more than one thread yet"), "{o}{e}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn bench_threads_prints_one_row_per_count_with_the_same_results() {
+    let (ok, out, err) = tailsim(&["bench", "--scenario", "fattree1024-cbr", "--time", "10us", "--threads", "1,2"]);
+    assert!(ok, "{out}{err}");
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|w| w.first().is_some_and(|c| c.parse::<usize>().is_ok()))
+        .collect();
+    assert_eq!(
+        rows.iter().map(|r| (r[0], *r.last().unwrap())).collect::<Vec<_>>(),
+        [("1", "serial"), ("2", "identical")]
+    );
+    assert_eq!(rows[0][6], rows[1][6], "the same events: {out}");
+    assert!(rows[1][5].parse::<u64>().unwrap() > 0, "packets crossed: {out}");
+}

@@ -1,0 +1,477 @@
+//! One run on several threads (issue "One run on every core", docs/parallel.md, step 2): every part of a cut
+//! of the fabric runs in a whole world of its own, handling only its own nodes' events, and the parts meet
+//! once per time window.
+//!
+//! A window is [t, t + lookahead), t the earliest pending event of all parts and the lookahead the smallest
+//! delay of a link between two parts (net/partition.rs): nothing a part does in a window reaches another
+//! part before the window ends. A packet a part starts over a link to another part waits on the sending
+//! port's wire (its arrival is held, engine/queue.rs); at the window's end the part takes it out of its
+//! arena into an outbox, and after the meeting the receiving part puts it into its arena and onto its copy
+//! of that wire, which schedules the arrival as the serial run does. Simultaneous arrivals are ordered by
+//! their port and time (step 1), every other event by insertion order within its part, which a part's
+//! handlers reproduce; so the results are the serial run's, byte for byte, for every cut and thread count
+//! (tests/parallel.rs).
+//!
+//! The meeting is one `MinBarrier` round: each part posts its outboxes, then offers the earlier of its next
+//! event and its earliest outgoing arrival; the minimum is the next window's start (every pending event of
+//! the next window is in some part's queue or outbox). Outboxes alternate between two sets of mailboxes, so
+//! a part posting the next window's packets never mixes them with those a slower part is still taking in.
+//!
+//! What a part's world cannot do yet is refused before anything runs (`World::parallel_refusal`): flows
+//! (a transport keeps both ends of a flow in one record, docs/parallel.md step 3), faults, warm-up, queue
+//! samples and other events of the whole fabric, switch mechanisms but raw sources, QJUMP, corrupting links,
+//! an event budget. At the end the parts' nodes are gathered into the first part's world
+//! (`Network::take_part`), whose results are then those of the serial run; it cannot run on.
+
+use super::{Progress, StopAt, StopReason, World};
+use crate::engine::{Event, Held, MinBarrier, Next, TimerKind};
+use crate::net::mech::Mech;
+use crate::net::packet::Packet;
+use crate::net::partition::Partition;
+use crate::net::Network;
+use crate::units::{NodeId, PktId, PortId, Time};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// What a parallel run did.
+#[derive(Clone, Debug)]
+pub struct Parallel {
+    pub reason: StopReason,
+    pub parts: usize,
+    /// The smallest delay of a link between two parts: every window's length.
+    pub lookahead: Time,
+    pub windows: u64,
+    /// Packets handed from one part to another.
+    pub handed_over: u64,
+    /// Events each part handled.
+    pub events: Vec<u64>,
+}
+
+/// A packet on its way to another part: the port whose wire it crosses, when it arrives, the packet.
+type Crossing = (PortId, Time, Packet);
+
+/// The node whose part handles `e`; None for an event of the whole fabric.
+fn owner(net: &Network, e: Event) -> Option<NodeId> {
+    match e {
+        Event::WireArrival(p) => Some(net.ports[p.idx()].peer),
+        Event::TxDone(p) => Some(net.ports[p.idx()].node),
+        Event::SwitchForward(n) | Event::HostTx(n) | Event::HostRx(n) | Event::HostShaper(n) => Some(n),
+        Event::Timer(slot, _, TimerKind::Pacer | TimerKind::RxPacer) => Some(NodeId(slot.0)),
+        Event::Mech(m, key) => match &net.mechs[m as usize] {
+            Mech::Cbr(c) => Some(c.source_host(key)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// What a pending event of the whole fabric is, for the refusal.
+fn whole_fabric(e: Event) -> &'static str {
+    match e {
+        Event::Arrival(_) => "a workload's flows (a transport keeps both ends of a flow in one record: step 3)",
+        Event::Fault(_) | Event::Reconverge => "faults (a change of links everywhere at one instant)",
+        Event::WarmupEnd => "a warm-up (output.warmup: every port's statistics restart at one instant)",
+        Event::QueueSample => "queue samples (every port's queue at one instant)",
+        Event::Timer(..) => "a transport's timers",
+        Event::Mech(..) => "a mechanism's timers",
+        _ => "an event of the whole fabric",
+    }
+}
+
+impl World {
+    /// Why this run cannot be split between parts yet (None: it can). Checked before anything runs; the
+    /// events pending at the start are checked when the parts are made (`run_parallel`).
+    pub fn parallel_refusal(&self, stop: &StopAt) -> Option<String> {
+        if stop.max_events.is_some() {
+            return Some("an event budget (stop.max_events) depends on how events are shared between parts".into());
+        }
+        if let Some(i) = self.generators.iter().position(|g| g.next_time().is_some()) {
+            return Some(format!(
+                "workload[{i}] makes flows, and transports keep both ends of a flow in one record (docs/parallel.md, \
+                 step 3): parallel runs carry raw traffic (kind = \"cbr\") only so far"
+            ));
+        }
+        if !self.faults.is_empty() {
+            return Some("faults change links everywhere at one instant: not yet in parallel runs".into());
+        }
+        if self.warmup > Time::ZERO {
+            return Some(
+                "a warm-up (output.warmup) restarts every port's statistics at one instant: not yet in parallel runs"
+                    .into(),
+            );
+        }
+        if self.sample_every.is_some() {
+            return Some(
+                "queue samples (output.queue_sample) read every port at one instant: not yet in parallel runs".into(),
+            );
+        }
+        if self.net.qjump.is_some() {
+            return Some("QJUMP's regulators are not yet split between parts".into());
+        }
+        if let Some(m) = self.net.mechs.iter().find(|m| !matches!(m, Mech::Cbr(_))) {
+            return Some(format!("mechanism \"{}\" is not yet split between parts", m.name()));
+        }
+        if let Some(p) = self.net.ports.iter().find(|p| p.corrupt_p > 0.0 || !p.up) {
+            return Some(format!(
+                "the link {} → {} is {}: a link's losses are drawn at its far end from its near end's stream, not yet \
+                 split between parts",
+                self.net.node_name(p.node),
+                self.net.node_name(p.peer),
+                if p.up { "corrupting" } else { "down" }
+            ));
+        }
+        None
+    }
+
+    /// Run this world and `others` (the same experiment, built as many more times) as the parts of `cut`,
+    /// each part on a thread of its own if `threaded`, else one after another in this thread (the same
+    /// results; for tests). This world becomes the merged one: its results are the serial run's.
+    /// `on_progress` is called from this thread about every 2^16 of the first part's events, with every
+    /// part's events counted; false interrupts the run at the next meeting.
+    pub fn run_parallel(
+        &mut self,
+        others: Vec<World>,
+        cut: &Partition,
+        stop: StopAt,
+        threaded: bool,
+        on_progress: &mut dyn FnMut(&Progress) -> bool,
+    ) -> Result<Parallel, String> {
+        if let Some(why) = self.parallel_refusal(&stop) {
+            return Err(why);
+        }
+        let n = others.len() + 1;
+        if cut.parts() != n {
+            return Err(format!("{n} worlds for a cut in {} parts", cut.parts()));
+        }
+        let lookahead = match cut.lookahead() {
+            Some(Time::ZERO) => {
+                return Err("a link between two parts has no delay, so no window is safe: this cut cannot run".into())
+            }
+            Some(l) => l,
+            None => Time::MAX, // one part, or parts no link joins: one window
+        };
+        let mut others = others;
+        let mut parts = Vec::with_capacity(n);
+        parts.push(Part::new(self, 0, cut)?);
+        for (i, w) in others.iter_mut().enumerate() {
+            parts.push(Part::new(w, i + 1, cut)?);
+        }
+        let limit = stop.time.unwrap_or(Time::MAX);
+        let meet = Meeting::new(n);
+        let reason = if threaded && n > 1 {
+            std::thread::scope(|s| {
+                let mut rest = parts.iter_mut();
+                let first = rest.next().expect("a part");
+                for p in rest {
+                    let meet = &meet;
+                    s.spawn(move || p.run_guarded(meet, lookahead, limit, &mut |_| true));
+                }
+                first.run_guarded(&meet, lookahead, limit, on_progress)
+            })
+        } else {
+            meet.run_in_turn(&mut parts, lookahead, limit, on_progress)
+        };
+        if let Some(e) = meet.error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            return Err(e);
+        }
+        for p in &parts {
+            p.w.check_conservation().map_err(|e| format!("packet conservation violated in part {}: {e}", p.id))?;
+        }
+        let done = Parallel {
+            reason,
+            parts: n,
+            lookahead,
+            windows: parts[0].windows,
+            handed_over: parts.iter().map(|p| p.handed).sum(),
+            events: parts.iter().map(|p| p.w.ev.processed()).collect(),
+        };
+        drop(parts);
+        for (i, w) in others.iter_mut().enumerate() {
+            self.net.take_part(&mut w.net, |node| cut.of(node) == i + 1);
+            self.pk.add_counts(&w.pk);
+            self.ev.add_processed(w.ev.processed());
+            self.now = self.now.max(w.now);
+        }
+        self.ev.held = None;
+        Ok(done)
+    }
+}
+
+/// What the parts share: the barrier, the mailboxes, the first error, every part's event count (progress).
+struct Meeting {
+    n: usize,
+    barrier: MinBarrier,
+    /// `mail[(round % 2) · n² + to · n + from]`.
+    mail: Vec<Mutex<Vec<Crossing>>>,
+    error: Mutex<Option<String>>,
+    events: Vec<AtomicU64>,
+}
+
+/// Offers at a meeting: a part's next event at time t offers t + 1; STOP ends the run (interrupted or failed).
+const STOP: u64 = 0;
+const NOTHING: u64 = u64::MAX;
+
+impl Meeting {
+    fn new(n: usize) -> Meeting {
+        Meeting {
+            n,
+            barrier: MinBarrier::new(n),
+            mail: (0..2 * n * n).map(|_| Mutex::new(Vec::new())).collect(),
+            error: Mutex::new(None),
+            events: (0..n).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    fn mailbox(&self, round: u64, to: usize, from: usize) -> &Mutex<Vec<Crossing>> {
+        &self.mail[(round % 2) as usize * self.n * self.n + to * self.n + from]
+    }
+
+    /// Record the run's first error (a poisoned lock is fine: the error is what is wanted).
+    fn fail(&self, e: String) {
+        self.error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+    }
+
+    fn failed(&self) -> bool {
+        self.error.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+    }
+
+    fn progress(&self, first: &World) -> Progress {
+        let mut p = first.progress();
+        p.events = self.events.iter().map(|e| e.load(Ordering::Relaxed)).sum();
+        p
+    }
+
+    /// The parts one after another in this thread, window by window, as the threads would run them.
+    fn run_in_turn(
+        &self,
+        parts: &mut [Part],
+        lookahead: Time,
+        limit: Time,
+        on_progress: &mut dyn FnMut(&Progress) -> bool,
+    ) -> StopReason {
+        let mut round = 0;
+        let mut asked = false;
+        loop {
+            let mut offer = NOTHING;
+            for p in parts.iter_mut() {
+                offer = offer.min(p.post(self, round));
+            }
+            if asked || self.failed() {
+                offer = STOP;
+            }
+            for p in parts.iter_mut() {
+                p.take_in(self, round);
+            }
+            let start = match Part::verdict(offer, limit) {
+                Ok(start) => start,
+                Err(reason) => return parts.iter_mut().map(|p| p.end(reason, limit)).last().expect("a part"),
+            };
+            for p in parts.iter_mut() {
+                p.window(self, start, lookahead, limit);
+            }
+            if parts[0].progress_due() {
+                asked = !on_progress(&self.progress(parts[0].w));
+            }
+            round += 1;
+        }
+    }
+}
+
+/// One part of a parallel run.
+struct Part<'a> {
+    w: &'a mut World,
+    id: usize,
+    /// This part's ports whose far end is in another part, with that part.
+    exits: Vec<(PortId, usize)>,
+    /// Node n is this part's (a debug build checks every event it handles).
+    mine: Vec<bool>,
+    /// Per receiving part: the packets handed over at the end of the last window.
+    outbox: Vec<Vec<Crossing>>,
+    windows: u64,
+    handed: u64,
+    /// The first part's event count at the last progress call, in units of 2^16.
+    polled: u64,
+}
+
+impl<'a> Part<'a> {
+    /// Part `id` of `cut`, in world `w` (built whole): the other parts' pending events go, the arrivals over
+    /// links to other parts will be held.
+    fn new(w: &'a mut World, id: usize, cut: &Partition) -> Result<Part<'a>, String> {
+        let mine = |n: NodeId| cut.of(n) == id;
+        let mut whole = None;
+        let net = &w.net;
+        w.ev.retain(|e| match owner(net, e) {
+            Some(n) => mine(n),
+            None => {
+                whole.get_or_insert(e);
+                false
+            }
+        });
+        if let Some(e) = whole {
+            return Err(format!("{} cannot yet run in parallel: it acts on the whole fabric at once", whole_fabric(e)));
+        }
+        let exits: Vec<(PortId, usize)> = (0..w.net.ports.len())
+            .map(|i| PortId(i as u32))
+            .filter(|&p| {
+                let pt = &w.net.ports[p.idx()];
+                mine(pt.node) && !mine(pt.peer)
+            })
+            .map(|p| (p, cut.of(w.net.ports[p.idx()].peer)))
+            .collect();
+        let mut crossing = vec![false; w.net.ports.len()];
+        for &(p, _) in &exits {
+            crossing[p.idx()] = true;
+        }
+        w.ev.held = Some(Box::new(Held::new(crossing)));
+        let nodes = w.net.n_hosts() + w.net.switches.len();
+        let mine = (0..nodes).map(|n| mine(NodeId(n as u32))).collect();
+        Ok(Part { w, id, exits, mine, outbox: vec![Vec::new(); cut.parts()], windows: 0, handed: 0, polled: 0 })
+    }
+
+    /// Post the outboxes for the meeting of `round`; returns this part's offer: its next event or outgoing
+    /// arrival, whichever is earlier.
+    fn post(&mut self, meet: &Meeting, round: u64) -> u64 {
+        let mut earliest = self.w.ev.peek_time().map_or(NOTHING, |t| t.0 + 1);
+        for (to, out) in self.outbox.iter_mut().enumerate() {
+            if let Some(first) = out.iter().map(|c| c.1 .0 + 1).min() {
+                earliest = earliest.min(first);
+                meet.mailbox(round, to, self.id).lock().unwrap_or_else(|e| e.into_inner()).append(out);
+            }
+        }
+        meet.events[self.id].store(self.w.ev.processed(), Ordering::Relaxed);
+        earliest
+    }
+
+    /// After the meeting of `round`: what the other parts handed over goes onto this part's copies of their
+    /// wires (the wire schedules its head's arrival, as in the serial run).
+    fn take_in(&mut self, meet: &Meeting, round: u64) {
+        for from in 0..meet.n {
+            let mut mail = meet.mailbox(round, self.id, from).lock().unwrap_or_else(|e| e.into_inner());
+            for (p, at, pkt) in mail.drain(..) {
+                let id = self.w.pk.take_in(pkt);
+                self.w.net.ports[p.idx()].onto_wire(&mut self.w.ev, p, at, id);
+            }
+        }
+    }
+
+    /// The next window's start from the meeting's minimum, or why the run ends.
+    fn verdict(min: u64, limit: Time) -> Result<Time, StopReason> {
+        match min {
+            STOP => Err(StopReason::Interrupted),
+            NOTHING => Err(StopReason::Finished),
+            t if Time(t - 1) > limit => Err(StopReason::TimeLimit),
+            t => Ok(Time(t - 1)),
+        }
+    }
+
+    /// This part's state at the end of the run, as the serial run's would say it.
+    fn end(&mut self, reason: StopReason, limit: Time) -> StopReason {
+        match reason {
+            StopReason::TimeLimit => {
+                self.w.now = limit;
+                reason
+            }
+            StopReason::Finished => self.w.at_the_last_event(),
+            r => r,
+        }
+    }
+
+    /// Handle this part's events of [start, start + lookahead) up to `limit`, then take what crossed to other
+    /// parts out of the arena.
+    fn window(&mut self, meet: &Meeting, start: Time, lookahead: Time, limit: Time) {
+        let end = Time(start.0.saturating_add(lookahead.0));
+        self.windows += 1;
+        self.w.ev.held.as_mut().expect("held in a part").until = end;
+        self.w.judge_prefetch();
+        let last = limit.min(Time(end.0 - 1));
+        while let Next::Due(t, e) = self.w.ev.pop_by(last) {
+            debug_assert!(
+                owner(&self.w.net, e).is_some_and(|n| self.mine[n.idx()]),
+                "{e:?} at {t:?} is not part {}'s",
+                self.id
+            );
+            self.w.now = t;
+            self.w.prefetch_ahead();
+            self.w.dispatch(e);
+        }
+        self.w.ev.forget_held();
+        for &(p, to) in &self.exits {
+            let port = &mut self.w.net.ports[p.idx()];
+            let (wire, delay) = (&mut port.wire, port.delay);
+            while let Some(&(at, _)) = wire.head() {
+                let (id, _) = wire.pop();
+                if id == PktId::NONE {
+                    continue;
+                }
+                if at < end {
+                    meet.fail(format!(
+                        "causality: a packet over port {} (a link between parts of {} ps) is due at {} ps, inside \
+                         the window it was sent in (ending at {} ps): the lookahead is longer than the link's delay",
+                        p.0, delay.0, at.0, end.0
+                    ));
+                }
+                self.outbox[to].push((p, at, self.w.pk.hand_out(id)));
+                self.handed += 1;
+            }
+        }
+    }
+
+    /// Whether the first part's events passed another 2^16 since the last progress call.
+    fn progress_due(&mut self) -> bool {
+        let k = self.w.ev.processed() >> 16;
+        let due = k != self.polled;
+        self.polled = k;
+        due
+    }
+
+    /// `run`, but a part that panics (a bug) does not leave the others waiting at the meeting for ever: it
+    /// records the failure, offers STOP once more (all leave at that meeting), and the run returns the error.
+    fn run_guarded(
+        &mut self,
+        meet: &Meeting,
+        lookahead: Time,
+        limit: Time,
+        on_progress: &mut dyn FnMut(&Progress) -> bool,
+    ) -> StopReason {
+        let run = std::panic::AssertUnwindSafe(|| self.run(meet, lookahead, limit, on_progress));
+        match std::panic::catch_unwind(run) {
+            Ok(reason) => reason,
+            Err(e) => {
+                let why =
+                    e.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| e.downcast_ref::<String>().cloned());
+                meet.fail(format!("part {} failed: {}", self.id, why.unwrap_or_else(|| "a panic".into())));
+                meet.barrier.wait_min(self.id, STOP);
+                StopReason::Interrupted
+            }
+        }
+    }
+
+    /// The whole run of this part on its thread.
+    fn run(
+        &mut self,
+        meet: &Meeting,
+        lookahead: Time,
+        limit: Time,
+        on_progress: &mut dyn FnMut(&Progress) -> bool,
+    ) -> StopReason {
+        let mut round = 0;
+        let mut asked = false;
+        loop {
+            let mut offer = self.post(meet, round);
+            if asked || meet.failed() {
+                offer = STOP;
+            }
+            let min = meet.barrier.wait_min(self.id, offer);
+            self.take_in(meet, round);
+            let start = match Part::verdict(min, limit) {
+                Ok(start) => start,
+                Err(reason) => return self.end(reason, limit),
+            };
+            self.window(meet, start, lookahead, limit);
+            if self.id == 0 && self.progress_due() {
+                asked = !on_progress(&meet.progress(self.w));
+            }
+            round += 1;
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! A run cut into parts, each handling its own nodes' events, on threads or one after another
+//! (sim/parallel.rs, docs/parallel.md): the serial run's results byte for byte, for every cut; what a
+//! part cannot do yet refused before anything runs; a lookahead longer than a cut link caught.
+
+mod common;
+use common::exp;
+use tailsim::{Experiment, Summary};
+
+/// A k-ary fat tree of 10 Gbps, 1 µs links and 60 KB switch buffers, packets sprayed, every host a raw
+/// source to the host `shift` further on (bursts at line rate: on and off periods drawn), plus three
+/// hosts bursting into host 0 (drops); `us` microseconds.
+fn raw_fat_tree(k: u32, shift: u32, us: u32) -> String {
+    let hosts = k * k * k / 4;
+    let mut t = format!(
+        "seed = 7\n[topology]\nkind = \"fat-tree\"\nk = {k}\nrate = \"10Gbps\"\ndelay = \"1us\"\n\
+         [switch]\nbuffer = \"60KB\"\n[routing]\nload_balance = \"spray\"\n[stop]\ntime = \"{us}us\"\n"
+    );
+    let source = |src: u32, dst: u32| {
+        format!(
+            "[[workload]]\nkind = \"cbr\"\nsrc = {src}\ndst = {dst}\nline_rate = \"10Gbps\"\n\
+             packet_sizes = [[64, 0.2], [576, 0.5], [1500, 1.0]]\n\
+             on = [[1, 0.0], [5, 0.5], [20, 1.0]]\noff = [[2, 0.0], [10, 0.5], [40, 1.0]]\nuntil = \"{us}us\"\n"
+        )
+    };
+    for i in 0..hosts {
+        t += &source(i, (i + shift) % hosts);
+    }
+    for i in [3, hosts / 2 + 1, hosts - 1] {
+        t += &source(i, 0);
+    }
+    t
+}
+
+/// Everything a run's results say, but its wall time and memory.
+fn results(e: &Experiment, s: &Summary) -> serde_json::Value {
+    let mut v = serde_json::to_value(s).unwrap();
+    let m = v.as_object_mut().unwrap();
+    for k in ["wall_seconds", "events_per_second", "packet_hops_per_second", "peak_memory_bytes"] {
+        m.remove(k).unwrap_or_else(|| panic!("the summary has no {k}"));
+    }
+    let ports: Vec<_> = e
+        .world
+        .net
+        .ports
+        .iter()
+        .map(|p| {
+            let st = &p.stats;
+            let drops: Vec<u64> = tailsim::net::port::DropReason::ALL.into_iter().map(|w| st.drops(w)).collect();
+            serde_json::json!([
+                st.tx_packets,
+                st.tx_bytes,
+                st.max_bytes,
+                st.busy_time.0,
+                drops,
+                p.avg_bytes(e.world.now)
+            ])
+        })
+        .collect();
+    let sinks: Vec<_> = e.world.net.hosts.iter().map(|h| [h.sink.raw, h.sink.raw_bytes]).collect();
+    serde_json::json!({ "summary": v, "ports": ports, "sinks": sinks, "now": e.world.now.0 })
+}
+
+fn serial(toml: &str) -> serde_json::Value {
+    let mut e = exp(toml);
+    let s = e.run(&mut |_| {}).unwrap_or_else(|err| panic!("{err}"));
+    results(&e, &s)
+}
+
+fn parallel(toml: &str, threads: usize, threaded: bool) -> (serde_json::Value, tailsim::sim::Parallel) {
+    let mut e = exp(toml);
+    let others = (1..threads).map(|_| exp(toml)).collect();
+    let (s, par) = e.run_parallel(others, threaded, &mut |_| true).unwrap_or_else(|err| panic!("{err}"));
+    (results(&e, &s), par)
+}
+
+/// The first difference between two results, as a path and two values.
+fn first_difference(a: &serde_json::Value, b: &serde_json::Value, at: &str) -> Option<String> {
+    use serde_json::Value::{Array, Object};
+    match (a, b) {
+        (Object(x), Object(y)) => x.keys().chain(y.keys()).find_map(|k| match (x.get(k), y.get(k)) {
+            (Some(u), Some(v)) => first_difference(u, v, &format!("{at}.{k}")),
+            _ => Some(format!("{at}.{k}: present in one only")),
+        }),
+        (Array(x), Array(y)) if x.len() == y.len() => {
+            x.iter().zip(y).enumerate().find_map(|(i, (u, v))| first_difference(u, v, &format!("{at}[{i}]")))
+        }
+        _ => (a != b).then(|| format!("{at}: {a} against {b}")),
+    }
+}
+
+#[test]
+fn a_run_cut_into_parts_gives_the_serial_runs_results_for_every_cut() {
+    for (k, us, cuts) in [(4, 400, &[1usize, 2, 4, 8, 16][..]), (8, 100, &[2, 3, 8, 32][..])] {
+        let toml = raw_fat_tree(k, 5, us);
+        let want = serial(&toml);
+        let hops = want["summary"]["packet_hops"].as_u64().unwrap();
+        let dropped = want["summary"]["packets"]["dropped"].as_u64().unwrap();
+        assert!(hops > 10_000 && dropped > 0, "k = {k}: a test with traffic and drops ({hops} hops, {dropped} drops)");
+        for &n in cuts {
+            for threaded in [false, true] {
+                let (got, par) = parallel(&toml, n, threaded);
+                assert_eq!(par.parts, n);
+                if n > 1 {
+                    assert!(par.handed_over > 100, "k = {k}, {n} parts: packets crossed ({})", par.handed_over);
+                }
+                if let Some(d) = first_difference(&want, &got, "") {
+                    panic!("k = {k}, {n} parts (threads: {threaded}): {d}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_lookahead_longer_than_a_cut_link_is_caught() {
+    let toml = raw_fat_tree(4, 5, 100);
+    let mut e = exp(&toml);
+    let mut cut = tailsim::net::partition::Partition::new(&e.world.net, 2).unwrap();
+    let right = cut.lookahead().unwrap();
+    let others = vec![exp(&toml).world];
+    cut.assume_lookahead(tailsim::units::Time(right.0 * 2));
+    let err = e.world.run_parallel(others, &cut, e.stop, true, &mut |_| true).unwrap_err();
+    assert!(err.starts_with("causality: a packet over port"), "{err}");
+    // The right lookahead runs.
+    let mut e = exp(&toml);
+    let cut = tailsim::net::partition::Partition::new(&e.world.net, 2).unwrap();
+    e.world.run_parallel(vec![exp(&toml).world], &cut, e.stop, true, &mut |_| true).unwrap();
+}
+
+#[test]
+fn what_parts_cannot_do_yet_is_refused_before_anything_runs() {
+    let base = raw_fat_tree(4, 5, 50);
+    let cases = [
+        (
+            "[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nuntil = \"1ms\"\n",
+            "makes flows, and transports keep both ends of a flow in one record",
+        ),
+        ("[[fault]]\nat = \"10us\"\nlink = [\"edge0\", \"agg0\"]\nstate = \"down\"\n", "faults change links"),
+        ("[output]\nwarmup = \"10us\"\n", "a warm-up (output.warmup)"),
+        ("[output]\nqueue_sample = \"10us\"\n", "queue samples (output.queue_sample)"),
+        ("[pfc]\n", "is not yet split between parts"),
+    ];
+    for (extra, says) in cases {
+        let toml = format!("{base}{extra}");
+        let mut e = exp(&toml);
+        let events = e.world.ev.processed();
+        let err = e.run_parallel(vec![exp(&toml)], true, &mut |_| true).unwrap_err();
+        assert!(err.contains(says), "{extra}: {err}");
+        assert_eq!(e.world.ev.processed(), events, "nothing ran");
+    }
+    let mut e = exp(&base);
+    e.stop.max_events = Some(1000);
+    let err = e.run_parallel(vec![exp(&base)], true, &mut |_| true).unwrap_err();
+    assert!(err.contains("event budget"), "{err}");
+}
+
+#[test]
+fn an_interrupted_parallel_run_stops_at_a_meeting_with_its_packets_accounted() {
+    let toml = raw_fat_tree(4, 5, 4000);
+    let mut e = exp(&toml);
+    let mut calls = 0;
+    let (s, _) = e
+        .run_parallel(vec![exp(&toml)], true, &mut |_| {
+            calls += 1;
+            calls < 2
+        })
+        .unwrap();
+    assert_eq!(s.stop_reason, tailsim::sim::StopReason::Interrupted);
+    assert!(s.simulated_seconds < 4000e-6, "stopped early: {} s", s.simulated_seconds);
+    assert_eq!(calls, 2, "progress is called about every 2^16 of the first part's events");
+    assert!(s.packets.in_flight > 0);
+}
