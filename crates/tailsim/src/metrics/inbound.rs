@@ -111,6 +111,16 @@ impl Inbound {
     }
 
     /// Start measuring at `now` (end of warm-up): intervals already open count from here.
+    /// Take from `other` (another part's copy, sim/parallel.rs) the receivers `theirs` accepts. A host's
+    /// downlink is its switch's port, in the host's part (a cut never separates a host from its switch).
+    pub fn take_part(&mut self, other: &mut Inbound, theirs: impl Fn(NodeId) -> bool) {
+        for (h, (a, b)) in self.rx.iter_mut().zip(&mut other.rx).enumerate() {
+            if theirs(NodeId(h as u32)) {
+                std::mem::swap(a, b);
+            }
+        }
+    }
+
     pub fn restart(&mut self, net: &Network, now: Time) {
         self.since = now;
         for h in 0..self.rx.len() {

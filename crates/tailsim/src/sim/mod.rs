@@ -131,8 +131,6 @@ pub struct World {
     /// Queue-occupancy samples (time, port, bytes) every `sample_every`, if set.
     pub queue_samples: Vec<(Time, u32, u64)>,
     sample_every: Option<Time>,
-    /// The end of warm-up (zero: none).
-    warmup: Time,
     flow_events: Vec<FlowEvent>,
     new_flows: Vec<NewFlow>,
     /// Packets the outbox's effects brought to a host, to hand on after the drain.
@@ -199,7 +197,6 @@ impl World {
             flow_class: Vec::new(),
             queue_samples: Vec::new(),
             sample_every,
-            warmup,
             flow_events: Vec::new(),
             new_flows: Vec::new(),
             delivered: Vec::new(),

@@ -18,8 +18,8 @@
 //! a part posting the next window's packets never mixes them with those a slower part is still taking in.
 //!
 //! What a part's world cannot do yet is refused before anything runs (`World::parallel_refusal`): flows
-//! (a transport keeps both ends of a flow in one record, docs/parallel.md step 3), faults, warm-up, queue
-//! samples and other events of the whole fabric, switch mechanisms but raw sources, QJUMP, corrupting links,
+//! (a transport keeps both ends of a flow in one record, docs/parallel.md step 3), faults, queue samples
+//! and other events of the whole fabric but the end of warm-up (which every part handles, `every_part`), switch mechanisms but raw sources, QJUMP, corrupting links,
 //! an event budget. At the end the parts' nodes are gathered into the first part's world
 //! (`Network::take_part`), whose results are then those of the serial run; it cannot run on.
 
@@ -65,12 +65,19 @@ fn owner(net: &Network, e: Event) -> Option<NodeId> {
     }
 }
 
+/// An event of the whole fabric that every part handles for its own nodes, at its place in the serial order
+/// (it was scheduled before the run, so every part's copy keeps its place among the part's own events): the
+/// end of warm-up restarts each part's ports' and receivers' statistics. Events of this kind are how a
+/// workload's arrivals will reach every part (docs/parallel.md, step 4).
+fn every_part(e: Event) -> bool {
+    matches!(e, Event::WarmupEnd)
+}
+
 /// What a pending event of the whole fabric is, for the refusal.
 fn whole_fabric(e: Event) -> &'static str {
     match e {
         Event::Arrival(_) => "a workload's flows (a transport keeps both ends of a flow in one record: step 3)",
         Event::Fault(_) | Event::Reconverge => "faults (a change of links everywhere at one instant)",
-        Event::WarmupEnd => "a warm-up (output.warmup: every port's statistics restart at one instant)",
         Event::QueueSample => "queue samples (every port's queue at one instant)",
         Event::Timer(..) => "a transport's timers",
         Event::Mech(..) => "a mechanism's timers",
@@ -93,12 +100,6 @@ impl World {
         }
         if !self.faults.is_empty() {
             return Some("faults change links everywhere at one instant: not yet in parallel runs".into());
-        }
-        if self.warmup > Time::ZERO {
-            return Some(
-                "a warm-up (output.warmup) restarts every port's statistics at one instant: not yet in parallel runs"
-                    .into(),
-            );
         }
         if self.sample_every.is_some() {
             return Some(
@@ -177,6 +178,7 @@ impl World {
         for p in &parts {
             p.w.check_conservation().map_err(|e| format!("packet conservation violated in part {}: {e}", p.id))?;
         }
+        let shared: Vec<u64> = parts.iter().map(|p| p.shared).collect();
         let done = Parallel {
             reason,
             parts: n,
@@ -188,8 +190,9 @@ impl World {
         drop(parts);
         for (i, w) in others.iter_mut().enumerate() {
             self.net.take_part(&mut w.net, |node| cut.of(node) == i + 1);
+            self.inbound.take_part(&mut w.inbound, |node| cut.of(node) == i + 1);
             self.pk.add_counts(&w.pk);
-            self.ev.add_processed(w.ev.processed());
+            self.ev.add_processed(w.ev.processed() - shared[i + 1]);
             self.now = self.now.max(w.now);
         }
         self.ev.held = None;
@@ -289,6 +292,8 @@ struct Part<'a> {
     outbox: Vec<Vec<Crossing>>,
     windows: u64,
     handed: u64,
+    /// Events of the whole fabric this part handled (every part does: the merged run counts them once).
+    shared: u64,
     /// The first part's event count at the last progress call, in units of 2^16.
     polled: u64,
 }
@@ -302,6 +307,7 @@ impl<'a> Part<'a> {
         let net = &w.net;
         w.ev.retain(|e| match owner(net, e) {
             Some(n) => mine(n),
+            None if every_part(e) => true,
             None => {
                 whole.get_or_insert(e);
                 false
@@ -325,7 +331,7 @@ impl<'a> Part<'a> {
         w.ev.held = Some(Box::new(Held::new(crossing)));
         let nodes = w.net.n_hosts() + w.net.switches.len();
         let mine = (0..nodes).map(|n| mine(NodeId(n as u32))).collect();
-        Ok(Part { w, id, exits, mine, outbox: vec![Vec::new(); cut.parts()], windows: 0, handed: 0, polled: 0 })
+        Ok(Part { w, id, exits, mine, outbox: vec![Vec::new(); cut.parts()], windows: 0, handed: 0, shared: 0, polled: 0 })
     }
 
     /// Post the outboxes for the meeting of `round`; returns this part's offer: its next event or outgoing
@@ -386,10 +392,11 @@ impl<'a> Part<'a> {
         let last = limit.min(Time(end.0 - 1));
         while let Next::Due(t, e) = self.w.ev.pop_by(last) {
             debug_assert!(
-                owner(&self.w.net, e).is_some_and(|n| self.mine[n.idx()]),
+                owner(&self.w.net, e).map_or(every_part(e), |n| self.mine[n.idx()]),
                 "{e:?} at {t:?} is not part {}'s",
                 self.id
             );
+            self.shared += every_part(e) as u64;
             self.w.now = t;
             self.w.prefetch_ahead();
             self.w.dispatch(e);
