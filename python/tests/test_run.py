@@ -286,7 +286,12 @@ def test_threads_give_the_results_of_one_thread(tmp_path):
     pd.testing.assert_frame_equal(one.ports, two.ports)
 
 
-def test_threads_refuse_what_cannot_be_cut_yet(tmp_path):
+def test_threads_refuse_what_cannot_be_cut_yet(tmp_path, monkeypatch):
     with pytest.raises(tailsim.ConfigError, match="workload\\[0\\] makes flows"):
         tailsim.run(small_dict(flows=20), tmp_path / "x", progress=False, threads=2)
     assert not (tmp_path / "x").exists()
+    # Every part holds a whole world: the memory limit counts them all.
+    monkeypatch.setenv("TAILSIM_MAX_MEMORY", "20MB")
+    with pytest.raises(tailsim.ConfigError, match="every part of a parallel run holds a whole world"):
+        tailsim.run(_raw_fat_tree(), tmp_path / "y", progress=False, threads=2)
+    assert not (tmp_path / "y").exists()

@@ -351,6 +351,7 @@ fn run(
     if let Some(s) = seed {
         sets.push(format!("seed={s}"));
     }
+    let before = tailsim::run::resident_memory_bytes();
     let mut exp = tailsim::load(&config, &sets).map_err(|e| e.to_string())?;
     for w in &exp.warnings {
         eprintln!("warning: {w}");
@@ -362,6 +363,8 @@ fn run(
         if let Some(why) = exp.world.parallel_refusal(&exp.stop) {
             return Err(format!("--threads {threads}: {}: {why}", config.display()));
         }
+        let world = tailsim::run::resident_memory_bytes().zip(before).map_or(0, |(a, b)| a.saturating_sub(b));
+        tailsim::run::check_parallel_memory(threads, world).map_err(|e| format!("--threads {threads}: {e}"))?;
     }
     // Every part of a parallel run runs in a whole world of its own.
     let others = (1..threads)

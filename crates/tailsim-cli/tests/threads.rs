@@ -86,6 +86,20 @@ fn what_a_parallel_run_cannot_take_is_an_error_before_anything_runs() {
         "{o}{e}"
     );
     assert!(!e.contains("panicked") && !out.exists(), "{e}");
+    // Every part holds a whole world: the memory limit counts them all.
+    let raw = raw_experiment(&d);
+    let (ok, o, e) = tailsim(&[
+        "run",
+        raw.to_str().unwrap(),
+        "--threads",
+        "2",
+        "--max-memory",
+        "6MB",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!ok && e.contains("--threads 2: every part of a parallel run holds a whole world"), "{o}{e}");
+    assert!(e.contains("more than the 6 MB this run may use") && !out.exists(), "{e}");
     let (ok, _, e) = tailsim(&["run", cfg.to_str().unwrap(), "--threads", "0"]);
     assert!(!ok && e.contains("--threads: give 1 or more"), "{e}");
     let (ok, o, e) = tailsim(&["bench", "--scenario", "htsim-p2", "--threads", "1,2"]);

@@ -112,6 +112,7 @@ fn run(
     keep_partial: bool,
     threads: usize,
 ) -> PyResult<(String, String)> {
+    let before = tailsim::run::resident_memory_bytes();
     let mut exp = build(kind, text, origin, base_dir, &sets)?;
     if threads == 0 {
         return Err(ConfigError::new_err("threads: give 1 or more"));
@@ -120,6 +121,9 @@ fn run(
         if let Some(why) = exp.world.parallel_refusal(&exp.stop) {
             return Err(ConfigError::new_err(format!("threads={threads}: {origin}: {why}")));
         }
+        let world = tailsim::run::resident_memory_bytes().zip(before).map_or(0, |(a, b)| a.saturating_sub(b));
+        tailsim::run::check_parallel_memory(threads, world)
+            .map_err(|e| ConfigError::new_err(format!("threads={threads}: {e}")))?;
     }
     // Every part of a parallel run runs in a whole world of its own (docs/parallel.md).
     let others = (1..threads).map(|_| build(kind, text, origin, base_dir, &sets)).collect::<PyResult<Vec<_>>>()?;

@@ -199,6 +199,27 @@ pub fn resident_memory_bytes() -> Option<u64> {
     proc_kib_field("/proc/self/status", "VmRSS:")
 }
 
+/// Whether `threads` whole worlds fit the memory limit (`--max-memory`, TAILSIM_MAX_MEMORY, else 90 % of
+/// the machine), judged once the first is built: `world` is what building it added to this process's
+/// resident memory. Every part of a parallel run holds a whole world (docs/parallel.md).
+pub fn check_parallel_memory(threads: usize, world: u64) -> Result<(), String> {
+    let limit = crate::config::limits::max_memory()?;
+    let (Some(limit), Some(now)) = (limit, resident_memory_bytes()) else { return Ok(()) };
+    let need = now + (threads as u64).saturating_sub(1) * world;
+    if need <= limit {
+        return Ok(());
+    }
+    let mb = |b: u64| b as f64 / (1u64 << 20) as f64;
+    Err(format!(
+        "every part of a parallel run holds a whole world (this one took about {:.0} MB): {threads} of them need \
+         about {:.0} MB, more than the {:.0} MB this run may use; use fewer threads, or raise the limit \
+         (--max-memory, or TAILSIM_MAX_MEMORY=64GB / none)",
+        mb(world),
+        mb(need),
+        mb(limit)
+    ))
+}
+
 /// A "Field:   N kB" line of a Linux /proc file, in bytes (/proc/self/status, /proc/meminfo).
 pub(crate) fn proc_kib_field(path: &str, field: &str) -> Option<u64> {
     let s = std::fs::read_to_string(path).ok()?;

@@ -4,7 +4,7 @@
 mod build;
 mod homa;
 mod jobs;
-mod limits;
+pub(crate) mod limits;
 mod linkguardian;
 mod mechanisms;
 mod paths;

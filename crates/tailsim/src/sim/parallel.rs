@@ -331,7 +331,17 @@ impl<'a> Part<'a> {
         w.ev.held = Some(Box::new(Held::new(crossing)));
         let nodes = w.net.n_hosts() + w.net.switches.len();
         let mine = (0..nodes).map(|n| mine(NodeId(n as u32))).collect();
-        Ok(Part { w, id, exits, mine, outbox: vec![Vec::new(); cut.parts()], windows: 0, handed: 0, shared: 0, polled: 0 })
+        Ok(Part {
+            w,
+            id,
+            exits,
+            mine,
+            outbox: vec![Vec::new(); cut.parts()],
+            windows: 0,
+            handed: 0,
+            shared: 0,
+            polled: 0,
+        })
     }
 
     /// Post the outboxes for the meeting of `round`; returns this part's offer: its next event or outgoing
