@@ -79,6 +79,12 @@ pub(crate) const SCENARIOS: &[(&str, &str, &str, &str)] = &[
         "500us",
     ),
     (
+        "fattree5488-cbr",
+        "k = 28 fat tree (5,488 hosts, 980 switches, 100 Gbps, 1 us links), raw bursts at 50 % from every host, sprayed: a parallel run at scale (docs/parallel.md)",
+        include_str!("../../../examples/bench/fattree5488-cbr.toml"),
+        "50us",
+    ),
+    (
         "fattree5488-perm-ndp",
         "k = 28 fat tree (5,488 hosts, 980 switches, 100 Gbps), 2 MB permutation, NDP as htsim-p2: the per-hop cost at scale",
         include_str!("../../../examples/bench/fattree5488-perm-ndp.toml"),

@@ -174,3 +174,33 @@ fn an_interrupted_parallel_run_stops_at_a_meeting_with_its_packets_accounted() {
     assert_eq!(calls, 2, "progress is called about every 2^16 of the first part's events");
     assert!(s.packets.in_flight > 0);
 }
+
+#[test]
+fn a_shift_makes_the_sources_written_out_host_by_host() {
+    let long = raw_fat_tree(4, 5, 100);
+    let mut short = long[..long.find("[[workload]]").unwrap()].to_string();
+    short += "[[workload]]\nkind = \"cbr\"\nshift = 5\nline_rate = \"10Gbps\"\n\
+              packet_sizes = [[64, 0.2], [576, 0.5], [1500, 1.0]]\n\
+              on = [[1, 0.0], [5, 0.5], [20, 1.0]]\noff = [[2, 0.0], [10, 0.5], [40, 1.0]]\nuntil = \"100us\"\n";
+    for (src, dst) in [(3, 0), (9, 0), (15, 0)] {
+        short += &format!(
+            "[[workload]]\nkind = \"cbr\"\nsrc = {src}\ndst = {dst}\nline_rate = \"10Gbps\"\n\
+             packet_sizes = [[64, 0.2], [576, 0.5], [1500, 1.0]]\n\
+             on = [[1, 0.0], [5, 0.5], [20, 1.0]]\noff = [[2, 0.0], [10, 0.5], [40, 1.0]]\nuntil = \"100us\"\n"
+        );
+    }
+    let (mut a, mut b) = (serial(&long), serial(&short));
+    // The configurations differ (the summary carries them); nothing else may.
+    a["summary"].as_object_mut().unwrap().remove("config");
+    b["summary"].as_object_mut().unwrap().remove("config");
+    a["summary"].as_object_mut().unwrap().remove("run_id");
+    b["summary"].as_object_mut().unwrap().remove("run_id");
+    assert!(a["summary"]["packet_hops"].as_u64().unwrap() > 1000);
+    if let Some(d) = first_difference(&a, &b, "") {
+        panic!("{d}");
+    }
+    let err = common::config_error(&short.replacen("shift = 5\n", "shift = 5\nsrc = 1\n", 1));
+    assert!(err.contains("workload[0].shift") && err.contains("give `shift` (every host a source) or `src`"), "{err}");
+    let err = common::config_error(&short.replacen("shift = 5\n", "shift = 32\n", 1));
+    assert!(err.contains("a shift of 32 sends every host to itself (the topology has 16 hosts)"), "{err}");
+}

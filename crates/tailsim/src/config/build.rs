@@ -694,8 +694,9 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         .iter()
         .enumerate()
         .filter(|(_, w)| w.kind.as_deref() == Some("cbr"))
-        .map(|(i, w)| super::workload::cbr_source(&c, w, i, hosts, fr))
-        .collect::<R<Vec<_>>>()?;
+        .map(|(i, w)| super::workload::cbr_sources(&c, w, i, hosts, fr))
+        .collect::<R<Vec<_>>>()?
+        .concat();
     if !cbr.is_empty() {
         if kind == "ideal" {
             return Err(c.err("transport.kind", "the flow-level Ideal has no packets: drop the cbr workloads"));

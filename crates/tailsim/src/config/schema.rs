@@ -364,6 +364,9 @@ pub struct WorkloadCfg {
     pub class: Option<u8>,
     /// cbr: the sending host.
     pub src: Option<u32>,
+    /// cbr, instead of `src` and `dst`: every host a source, to the host this many further on (modulo the
+    /// number of hosts).
+    pub shift: Option<u32>,
     /// cbr: the sending rate during on-periods.
     pub line_rate: Option<Rate>,
     /// cbr: packet sizes, [[bytes, cumulative probability], …] (an empirical CDF).

@@ -163,6 +163,7 @@ pub(super) fn generator(
         ("fanout", w.fanout.is_some()),
         ("per_source", w.per_source.is_some()),
         ("src", w.src.is_some()),
+        ("shift", w.shift.is_some()),
         ("line_rate", w.line_rate.is_some()),
         ("packet_sizes", w.packet_sizes.is_some()),
         ("on", w.on.is_some()),
@@ -195,7 +196,7 @@ pub(super) fn generator(
         "background" => {
             &["sizes", "cdf", "cdf_interp", "cdf_unit_bytes", "size", "sources", "destinations", "per_source", "start"]
         }
-        "cbr" => &["src", "dst", "line_rate", "size", "packet_sizes", "on", "off", "start", "until"],
+        "cbr" => &["src", "dst", "shift", "line_rate", "size", "packet_sizes", "on", "off", "start", "until"],
         _ => &[],
     };
     if !allowed.is_empty() {
@@ -357,20 +358,21 @@ pub(super) fn generator(
         }
         "retrieval" | "workflow" => super::jobs::workflows(c, w, &key, &kind, i, seed, hosts, sizes(c, w, &key)?),
         "background" => super::jobs::background(c, w, &key, i, seed, hosts, sizes(c, w, &key)?),
-        // Raw packets, sent by the `Cbr` mechanism (`cbr_source`); no flows to generate.
+        // Raw packets, sent by the `Cbr` mechanism (`cbr_sources`); no flows to generate.
         "cbr" => Ok(Generator::List { flows: Vec::new(), pins: Vec::new(), next: 0 }),
         o => Err(c.err(&k("kind"), format!("unknown kind \"{o}\"; expected {KINDS}"))),
     }
 }
 
-/// A `kind = "cbr"` workload: a constant-bit-rate source of raw packets (traffic/cbr.rs).
-pub(super) fn cbr_source(
+/// A `kind = "cbr"` workload: a constant-bit-rate source of raw packets (traffic/cbr.rs), or one at every
+/// host (`shift`), in host order.
+pub(super) fn cbr_sources(
     c: &Ctx,
     w: &WorkloadCfg,
     i: usize,
     hosts: u32,
     fr: Framing,
-) -> R<crate::traffic::cbr::CbrSource> {
+) -> R<Vec<crate::traffic::cbr::CbrSource>> {
     use crate::traffic::cbr::{CbrSource, Dist};
     let key = format!("workload[{i}]");
     let k = |f: &str| format!("{key}.{f}");
@@ -381,10 +383,27 @@ pub(super) fn cbr_source(
         }
         Ok(NodeId(h))
     };
-    let (src, dst) = (host(w.src, "src")?, host(w.dst, "dst")?);
-    if src == dst {
-        return Err(c.err(&k("dst"), "a source cannot send to itself"));
-    }
+    let pairs: Vec<(NodeId, NodeId)> = match w.shift {
+        Some(shift) => {
+            if w.src.is_some() || w.dst.is_some() {
+                return Err(c.err(&k("shift"), "give `shift` (every host a source) or `src` and `dst`, not both"));
+            }
+            if shift % hosts == 0 {
+                return Err(c.err(
+                    &k("shift"),
+                    format!("a shift of {shift} sends every host to itself (the topology has {hosts} hosts)"),
+                ));
+            }
+            (0..hosts).map(|h| (NodeId(h), NodeId(((h as u64 + shift as u64) % hosts as u64) as u32))).collect()
+        }
+        None => {
+            let (src, dst) = (host(w.src, "src")?, host(w.dst, "dst")?);
+            if src == dst {
+                return Err(c.err(&k("dst"), "a source cannot send to itself"));
+            }
+            vec![(src, dst)]
+        }
+    };
     let rate = c.need(&w.line_rate, &k("line_rate"), "the sending rate, e.g. \"25Gbps\"")?.0;
     if rate.0 == 0 {
         return Err(c.err(&k("line_rate"), "must be positive"));
@@ -448,16 +467,17 @@ pub(super) fn cbr_source(
     if on.is_some() != off.is_some() {
         return Err(c.err(&key, "give both `on` and `off` (an on/off source), or neither (always on)"));
     }
-    Ok(CbrSource {
+    let source = |(src, dst)| CbrSource {
         src,
         dst,
         rate,
-        sizes,
-        on,
-        off,
+        sizes: sizes.clone(),
+        on: on.clone(),
+        off: off.clone(),
         start: w.start.map_or(Time::ZERO, |d| d.0),
         until,
         class: w.class.unwrap_or(0),
         wire_overhead: fr.wire_overhead as u32,
-    })
+    };
+    Ok(pairs.into_iter().map(source).collect())
 }
