@@ -494,14 +494,16 @@ class Background(_Table):
 
 @dataclass
 class Cbr(_Table):
-    """Raw packets at ``line_rate`` from ``src`` to ``dst``, optionally in on/off periods; sizes fixed
-    (``size``) or from ``packet_sizes`` = [[bytes, cumulative probability], …]; ``on``/``off`` fixed durations or
-    [[µs, cumulative probability], …] interpolated linearly."""
+    """Raw packets at ``line_rate`` from ``src`` to ``dst`` (or, with ``shift`` instead, from every host h to
+    host h + ``shift``), optionally in on/off periods; sizes fixed (``size``) or from ``packet_sizes`` = [[bytes,
+    cumulative probability], …]; ``on``/``off`` fixed durations or [[µs, cumulative probability], …] interpolated
+    linearly. Give the fields by name: ``src`` and ``dst`` may be left out for ``shift``."""
 
-    src: int
-    dst: int
-    line_rate: str
-    until: str
+    src: Optional[int] = None
+    dst: Optional[int] = None
+    line_rate: Optional[str] = None
+    until: Optional[str] = None
+    shift: Optional[int] = None
     size: Optional[Size] = None
     packet_sizes: Optional[Sequence[Sequence[float]]] = None
     on: Optional[Union[str, Sequence[Sequence[float]]]] = None

@@ -235,7 +235,7 @@ impl Transport {
             Transport::Tcp(t) => t.timer_node(slot, gen, kind),
             Transport::Homa(t) => t.timer_node(slot, gen),
             Transport::Phost(t) => t.timer_node(slot, gen),
-            Transport::Ndp(t) => t.timer_node(slot, gen),
+            Transport::Ndp(t) => t.timer_node(slot, gen, kind),
             Transport::Rdma(t) => t.timer_node(slot, gen),
         }
     }

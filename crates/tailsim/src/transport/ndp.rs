@@ -16,7 +16,9 @@
 //! - Packets lost outright (a full header queue, a link going down) are recovered by a receiver timeout that
 //!   NACKs the first missing packet and pulls once (NDP's sender RTO does the same job; off when nothing can
 //!   be lost); a message whose first window was lost whole, of which the receiver knows nothing, by the
-//!   sender's timeout, which sends that window again.
+//!   sender's own timeout, which sends that window again unless something came back (an ACK, NACK or PULL).
+//!   Each end's timer acts at its own host: a parallel run handles each end in its host's part
+//!   (docs/parallel.md).
 //!
 //! One record per message holds both ends' state, as in `homa.rs`. Docs: docs/ndp.md.
 
@@ -70,6 +72,10 @@ struct Msg {
     /// Pulls that found nothing to send (their NACK is still on its way).
     credit: u32,
     retransmits: u32,
+    /// An ACK, NACK or PULL has come back: the first window was not lost whole.
+    heard_back: bool,
+    /// The sender's timeout (`TimerKind::Retransmit`): the first window again while nothing came back.
+    snd_timer: Timer,
     // --- receiver ---
     got: Vec<bool>,
     got_pkts: u32,
@@ -82,7 +88,9 @@ struct Msg {
     /// Packets the sender must send again (trimmed or missing).
     resends: u32,
     seen: bool,
+    /// The receiver's timeout (`TimerKind::Resend`), armed by every arrival.
     timer: Timer,
+    /// Both ends' timeouts.
     timeouts: u32,
 }
 
@@ -152,6 +160,8 @@ impl Ndp {
             rtx: VecDeque::new(),
             credit: 0,
             retransmits: 0,
+            heard_back: false,
+            snd_timer: Timer::default(),
             got: vec![false; npkts as usize],
             got_pkts: 0,
             window,
@@ -168,7 +178,7 @@ impl Ndp {
         // on a link going down), which no receiver timer can: the receiver has not heard of the message.
         if let Some(to) = self.cfg.timeout {
             let gen = self.gens[slot.idx()];
-            self.msgs.get_mut(slot.0).timer.set(ctx, ctx.now + to, slot, gen, TimerKind::Resend);
+            self.msgs.get_mut(slot.0).snd_timer.set(ctx, ctx.now + to, slot, gen, TimerKind::Retransmit);
         }
         // The first window goes to the NIC at once; the NIC sends it at line rate.
         for _ in 0..window {
@@ -185,6 +195,7 @@ impl Ndp {
         match p.kind {
             PktKind::Data => self.on_data(ctx, host, p),
             PktKind::Pull => {
+                self.msgs.get_mut(p.flow.0).heard_back = true;
                 if !self.send_next(ctx, p.flow) {
                     // Nothing to send yet: the NACK this pull answers took another path and is still on its
                     // way. Keep the pull for it.
@@ -193,24 +204,27 @@ impl Ndp {
             }
             PktKind::Nack => {
                 let m = self.msgs.get_mut(p.flow.0);
+                m.heard_back = true;
                 m.rtx.push_back(p.seq);
                 if m.credit > 0 {
                     m.credit -= 1;
                     self.send_next(ctx, p.flow);
                 }
             }
-            PktKind::Ack => {} // the sender's state goes with the receiver's (one record)
+            // The sender's state goes with the receiver's (one record): an ACK only says the window arrived.
+            PktKind::Ack => self.msgs.get_mut(p.flow.0).heard_back = true,
             other => unreachable!("{other:?} is not an NDP packet"),
         }
     }
 
-    /// The host a message timer acts at (the handover check, sim/handover.rs): the resend timer the
-    /// receiver's.
-    pub fn timer_node(&self, slot: FlowSlot, gen: u32) -> Option<NodeId> {
+    /// The host a message timer acts at (the handover check, sim/handover.rs): the sender's timeout its
+    /// source, the resend timer the receiver.
+    pub fn timer_node(&self, slot: FlowSlot, gen: u32, kind: TimerKind) -> Option<NodeId> {
         if self.gens.get(slot.idx()) != Some(&gen) {
             return None; // its flow is gone: the timer does nothing
         }
-        Some(self.msgs.try_get(slot.0)?.dst)
+        let m = self.msgs.try_get(slot.0)?;
+        Some(if kind == TimerKind::Retransmit { m.src } else { m.dst })
     }
     pub fn on_timer(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32, kind: TimerKind) {
         match kind {
@@ -228,7 +242,15 @@ impl Ndp {
                     self.on_timeout(ctx, slot, gen);
                 }
             }
-            TimerKind::Retransmit | TimerKind::DelayedAck | TimerKind::Pacer => unreachable!("not NDP's timers"),
+            TimerKind::Retransmit => {
+                if self.gens.get(slot.idx()) != Some(&gen) {
+                    return;
+                }
+                if self.msgs.get_mut(slot.0).snd_timer.fire(ctx, slot, gen, kind) {
+                    self.on_sender_timeout(ctx, slot, gen);
+                }
+            }
+            TimerKind::DelayedAck | TimerKind::Pacer => unreachable!("not NDP's timers"),
         }
     }
 
@@ -361,24 +383,33 @@ impl Ndp {
         }
     }
 
+    /// The sender's timeout (NDP's RTO): nothing came back, so the first window may have been lost whole
+    /// (the receiver would not know of the message): send it again, unpulled. The receiver needs no count of
+    /// these: they are resends and unpulled sends at once, which cancel in `wants_pull`.
+    fn on_sender_timeout(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32) {
+        let Some(to) = self.cfg.timeout else { return };
+        let m = self.msgs.get_mut(slot.0);
+        if m.heard_back {
+            return;
+        }
+        m.timeouts += 1;
+        self.stats.timeouts += 1;
+        m.snd_timer.set(ctx, ctx.now + to, slot, gen, TimerKind::Retransmit);
+        let window = self.cfg.first_window(m.npkts);
+        m.rtx.extend(0..window);
+        for _ in 0..window {
+            self.send_next(ctx, slot);
+        }
+    }
+
+    /// The receiver's timeout: no arrival for `timeout` since the last (it is armed by arrivals only).
     fn on_timeout(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32) {
         let Some(to) = self.cfg.timeout else { return };
         let m = self.msgs.get_mut(slot.0);
+        debug_assert!(m.seen, "the receiver's timer is armed by an arrival");
         m.timeouts += 1;
         self.stats.timeouts += 1;
         m.timer.set(ctx, ctx.now + to, slot, gen, TimerKind::Resend);
-        if !m.seen {
-            // The sender's timeout (NDP's RTO): nothing of the message has arrived, so it sends its first
-            // window again, unpulled; the receiver counts those packets as sent without pulls.
-            let window = self.cfg.first_window(m.npkts);
-            m.rtx.extend(0..window);
-            m.resends += window;
-            m.window += window;
-            for _ in 0..window {
-                self.send_next(ctx, slot);
-            }
-            return;
-        }
         let Some(first) = (0..m.npkts).find(|&i| !m.got[i as usize]) else { return };
         m.resends += 1;
         let dst = m.dst;
