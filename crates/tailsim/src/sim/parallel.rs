@@ -19,9 +19,10 @@
 //!
 //! What a part's world cannot do yet is refused before anything runs (`World::parallel_refusal`): flows
 //! (a transport keeps both ends of a flow in one record, docs/parallel.md step 3), faults, queue samples
-//! and other events of the whole fabric but the end of warm-up (which every part handles, `every_part`), switch mechanisms but raw sources, QJUMP, corrupting links,
-//! an event budget. At the end the parts' nodes are gathered into the first part's world
-//! (`Network::take_part`), whose results are then those of the serial run; it cannot run on.
+//! and other events of the whole fabric but the end of warm-up (which every part handles, `every_part`),
+//! switch mechanisms but raw sources, QJUMP, corrupting links, an event budget. At the end the parts'
+//! nodes are gathered into the first part's world (`Network::take_part`), whose results are then those of
+//! the serial run; it cannot run on.
 
 use super::{Progress, StopAt, StopReason, World};
 use crate::engine::{Event, Held, MinBarrier, Next, TimerKind};
