@@ -132,7 +132,7 @@ impl World {
     /// part's events counted; false interrupts the run at the next meeting.
     pub fn run_parallel(
         &mut self,
-        others: Vec<World>,
+        mut others: Vec<World>,
         cut: &Partition,
         stop: StopAt,
         threaded: bool,
@@ -152,7 +152,6 @@ impl World {
             Some(l) => l,
             None => Time::MAX, // one part, or parts no link joins: one window
         };
-        let mut others = others;
         let mut parts = Vec::with_capacity(n);
         parts.push(Part::new(self, 0, cut)?);
         for (i, w) in others.iter_mut().enumerate() {
@@ -256,22 +255,16 @@ impl Meeting {
         let mut round = 0;
         let mut asked = false;
         loop {
-            let mut offer = NOTHING;
+            let offer = parts.iter_mut().map(|p| p.offer(self, round, asked)).min().expect("a part");
+            // Each part takes in and runs its window in turn: a window posts nothing until the next round.
+            let mut ended = None;
             for p in parts.iter_mut() {
-                offer = offer.min(p.post(self, round));
+                if let Err(reason) = p.step(self, round, offer, lookahead, limit) {
+                    ended = Some(reason);
+                }
             }
-            if asked || self.failed() {
-                offer = STOP;
-            }
-            for p in parts.iter_mut() {
-                p.take_in(self, round);
-            }
-            let start = match Part::verdict(offer, limit) {
-                Ok(start) => start,
-                Err(reason) => return parts.iter_mut().map(|p| p.end(reason, limit)).last().expect("a part"),
-            };
-            for p in parts.iter_mut() {
-                p.window(self, start, lookahead, limit);
+            if let Some(reason) = ended {
+                return reason;
             }
             if parts[0].progress_due() {
                 asked = !on_progress(&self.progress(parts[0].w));
@@ -357,6 +350,26 @@ impl<'a> Part<'a> {
         }
         meet.events[self.id].store(self.w.ev.processed(), Ordering::Relaxed);
         earliest
+    }
+
+    /// Post the outboxes and say what this part offers at the meeting of `round`: STOP if the run was asked
+    /// to stop or a part failed.
+    fn offer(&mut self, meet: &Meeting, round: u64, asked: bool) -> u64 {
+        let offer = self.post(meet, round);
+        if asked || meet.failed() {
+            STOP
+        } else {
+            offer
+        }
+    }
+
+    /// After the meeting of `round` agreed on `min`: take in what the others handed over, then handle the
+    /// next window, or end this part's run (the reason, as the serial run would give it).
+    fn step(&mut self, meet: &Meeting, round: u64, min: u64, lookahead: Time, limit: Time) -> Result<(), StopReason> {
+        self.take_in(meet, round);
+        let start = Part::verdict(min, limit).map_err(|reason| self.end(reason, limit))?;
+        self.window(meet, start, lookahead, limit);
+        Ok(())
     }
 
     /// After the meeting of `round`: what the other parts handed over goes onto this part's copies of their
@@ -475,17 +488,11 @@ impl<'a> Part<'a> {
         let mut round = 0;
         let mut asked = false;
         loop {
-            let mut offer = self.post(meet, round);
-            if asked || meet.failed() {
-                offer = STOP;
-            }
+            let offer = self.offer(meet, round, asked);
             let min = meet.barrier.wait_min(self.id, offer);
-            self.take_in(meet, round);
-            let start = match Part::verdict(min, limit) {
-                Ok(start) => start,
-                Err(reason) => return self.end(reason, limit),
-            };
-            self.window(meet, start, lookahead, limit);
+            if let Err(reason) = self.step(meet, round, min, lookahead, limit) {
+                return reason;
+            }
             if self.id == 0 && self.progress_due() {
                 asked = !on_progress(&meet.progress(self.w));
             }
