@@ -272,12 +272,14 @@ def test_a_sweep_whose_parent_is_signalled_leaves_no_worker(tmp_path, sig):
 
 def test_one_sweep_at_a_time_in_a_directory(tmp_path):
     out = tmp_path / "s"
-    # 24 points of about a second on 2 workers: still running after the 5 s a second sweep waits for the lock.
-    proc = _start_sweep(_sweep_file(tmp_path, out, points=24), f"lock-{time.time_ns()}")
+    # Far more points than any machine finishes in the 5 s a second sweep waits for the lock (a fast VM
+    # finished 24 in that time); the first sweep is interrupted at the end, so their number costs nothing.
+    proc = _start_sweep(_sweep_file(tmp_path, out, points=2000), f"lock-{time.time_ns()}")
     try:
         _wait_first_point(out, proc)
         with pytest.raises(tailsim.SweepBusy, match="another sweep is running into this directory"):
             tailsim.sweep(EXAMPLE, {"seed": [1]}, out, progress=False)
+        assert proc.poll() is None, "the first sweep ended while the second waited: the lock was not tested"
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         proc.communicate(timeout=30)
