@@ -286,8 +286,24 @@ def test_threads_give_the_results_of_one_thread(tmp_path):
     pd.testing.assert_frame_equal(one.ports, two.ports)
 
 
+def test_ndp_flows_on_threads_give_the_flows_of_one_thread(tmp_path):
+    cfg = {
+        "seed": 2,
+        "topology": {"kind": "fat-tree", "k": 4, "rate": "10Gbps", "delay": "1us"},
+        "switch": {"trim": "12KB"},
+        "routing": {"load_balance": "spray"},
+        "transport": {"kind": "ndp"},
+        "workload": [{"kind": "poisson", "cdf": "websearch", "load": 0.6, "flows": 80}],
+    }
+    one = tailsim.run(cfg, tmp_path / "one", progress=False)
+    two = tailsim.run(cfg, tmp_path / "two", progress=False, threads=2)
+    assert one.summary["flows_finished"] == 80 and one.summary["packets"]["trimmed"] > 0
+    pd.testing.assert_frame_equal(one.flows, two.flows)
+    pd.testing.assert_frame_equal(one.ports, two.ports)
+
+
 def test_threads_refuse_what_cannot_be_cut_yet(tmp_path, monkeypatch):
-    with pytest.raises(tailsim.ConfigError, match="workload\\[0\\] makes flows"):
+    with pytest.raises(tailsim.ConfigError, match="TCP keeps both ends of a flow"):
         tailsim.run(small_dict(flows=20), tmp_path / "x", progress=False, threads=2)
     assert not (tmp_path / "x").exists()
     # Every part holds a whole world: the memory limit counts them all.

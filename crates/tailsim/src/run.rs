@@ -260,7 +260,15 @@ impl Experiment {
         if self.flow_level {
             return Err("the flow-level Ideal has no packets to share between threads".into());
         }
-        let cut = crate::net::partition::Partition::new(&self.world.net, others.len() + 1)?;
+        use crate::net::partition::Partition;
+        // A run of flows keeps every host with its switch (metrics/inbound.rs reads a receiver's downlink).
+        let flows = self.world.generators.iter().any(|g| g.next_time().is_some());
+        let parts = others.len() + 1;
+        let cut = if flows {
+            Partition::keeping_hosts(&self.world.net, parts)
+        } else {
+            Partition::new(&self.world.net, parts)
+        }?;
         let t0 = Instant::now();
         let others = others.into_iter().map(|e| e.world).collect();
         let par = self.world.run_parallel(others, &cut, self.stop, threaded, on_progress)?;
@@ -309,7 +317,7 @@ impl Experiment {
             receivers: if self.flow_level {
                 None
             } else {
-                w.inbound_at_last_arrival.or_else(|| w.inbound.stats(&w.net, w.now))
+                w.inbound_at_last_arrival.map(|s| s.stats()).or_else(|| w.inbound.stats(&w.net, w.now))
             },
             qjump: w.net.qjump.as_ref().map(qjump_summary),
             transport: match &w.transport {

@@ -57,7 +57,9 @@ fn results(e: &Experiment, s: &Summary) -> serde_json::Value {
         })
         .collect();
     let sinks: Vec<_> = e.world.net.hosts.iter().map(|h| [h.sink.raw, h.sink.raw_bytes]).collect();
-    serde_json::json!({ "summary": v, "ports": ports, "sinks": sinks, "now": e.world.now.0 })
+    // Every flow's record, every field (end, retransmissions and timeouts come from different parts).
+    let flows: Vec<_> = e.world.records.all().iter().map(|r| format!("{r:?}")).collect();
+    serde_json::json!({ "summary": v, "ports": ports, "sinks": sinks, "flows": flows, "now": e.world.now.0 })
 }
 
 fn serial(toml: &str) -> serde_json::Value {
@@ -116,6 +118,68 @@ fn a_run_cut_into_parts_gives_the_serial_runs_results_for_every_cut() {
     }
 }
 
+/// NDP on a k-ary fat tree of 10 Gbps, 1 µs links, trimming switches, packets sprayed: web-search flows
+/// at `load` between random hosts, `flows` of them, and an incast that trims; `extra` appended.
+fn ndp_fat_tree(k: u32, load: f64, flows: u32, extra: &str) -> String {
+    format!(
+        "seed = 3\n[topology]\nkind = \"fat-tree\"\nk = {k}\nrate = \"10Gbps\"\ndelay = \"1us\"\n\
+         [switch]\ntrim = \"12KB\"\n[routing]\nload_balance = \"spray\"\n[transport]\nkind = \"ndp\"\n\
+         [[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = {load}\nflows = {flows}\n\
+         [[workload]]\nkind = \"incast\"\nsenders = 6\nsize = \"40KB\"\ncount = 2\ninterval = \"200us\"\n{extra}"
+    )
+}
+
+#[test]
+fn ndp_flows_cut_into_parts_give_the_serial_runs_results() {
+    let cases = [
+        // Run to the end: every flow received and closed; trimming only.
+        ("to the end", ndp_fat_tree(4, 0.6, 300, ""), &[2usize, 3, 4, 8][..]),
+        // Cut short by a time limit: flows open at both ends, the last arrival's statistics.
+        (
+            "time limit",
+            ndp_fat_tree(8, 0.7, 20000, "[stop]\ntime = \"300us\"\n").replace("websearch", "homa-w3"),
+            &[2, 4, 7, 16][..],
+        ),
+        // Small buffers lose headers and control packets outright: both ends' timeouts, late packets at
+        // closed halves, a warm-up.
+        (
+            "losses",
+            ndp_fat_tree(4, 0.7, 300, "[output]\nwarmup = \"50us\"\n")
+                .replace("trim = \"12KB\"", "trim = \"12KB\"\nbuffer = \"16KB\"")
+                .replace("kind = \"ndp\"", "kind = \"ndp\"\nresend_timeout = \"60us\""),
+            &[2, 4],
+        ),
+    ];
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for (name, toml, cuts) in cases {
+        let want = serial(&toml);
+        let s = &want["summary"];
+        let finished = s["flows_finished"].as_u64().unwrap();
+        assert!(finished > 100, "{name}: flows finished ({finished})");
+        if name == "losses" {
+            let t = s["transport"]["timeouts"].as_u64().unwrap();
+            let dropped = s["packets"]["dropped"].as_u64().unwrap();
+            assert!(t > 0 && dropped > 0, "{name}: timeouts ({t}) and drops ({dropped})");
+        }
+        if name == "time limit" {
+            assert_eq!(s["stop_reason"], "time-limit");
+            assert!(s["flows_started"].as_u64().unwrap() > finished, "{name}: flows still open at the end");
+        }
+        for &n in cuts {
+            // On threads only as many parts as there are cores: these runs meet thousands of times, and
+            // threads beyond the cores wait their turn at every meeting (the raw runs above are short).
+            let threads = [false, true].into_iter().filter(|&t| !t || n <= cores);
+            for threaded in threads {
+                let (got, par) = parallel(&toml, n, threaded);
+                assert!(par.handed_over > 100, "{name}, {n} parts: packets crossed ({})", par.handed_over);
+                if let Some(d) = first_difference(&want, &got, "") {
+                    panic!("{name}, {n} parts (threads: {threaded}): {d}");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn a_lookahead_longer_than_a_cut_link_is_caught() {
     let toml = raw_fat_tree(4, 5, 100);
@@ -138,7 +202,11 @@ fn what_parts_cannot_do_yet_is_refused_before_anything_runs() {
     let cases = [
         (
             "[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nuntil = \"1ms\"\n",
-            "makes flows, and transports keep both ends of a flow in one record",
+            "TCP keeps both ends of a flow in one record",
+        ),
+        (
+            "[transport]\nkind = \"ndp\"\n[[workload]]\nkind = \"background\"\nsize = \"1MB\"\n",
+            "starts flows when others finish",
         ),
         ("[[fault]]\nat = \"10us\"\nlink = [\"edge0\", \"agg0\"]\nstate = \"down\"\n", "faults change links"),
         ("[output]\nqueue_sample = \"10us\"\n", "queue samples (output.queue_sample)"),

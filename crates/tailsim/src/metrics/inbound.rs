@@ -146,14 +146,43 @@ impl Inbound {
     }
 
     pub fn stats(&self, net: &Network, now: Time) -> Option<InboundStats> {
+        self.sums(net, now, |_| true).map(|s| s.stats())
+    }
+
+    /// The wasted and busy downlink time of the receivers `mine` accepts (a parallel run's part: its own
+    /// hosts, whose downlinks are its own), to be added to the other parts' before `stats`.
+    pub fn sums(&self, net: &Network, now: Time, mine: impl Fn(usize) -> bool) -> Option<InboundSums> {
         let span = now.0.saturating_sub(self.since.0);
         let hosts = self.rx.len();
         if span == 0 || hosts == 0 {
             return None;
         }
-        let total = span as f64 * hosts as f64;
-        let wasted: u64 = (0..hosts).map(|h| self.wasted(net, NodeId(h as u32), now).0).sum();
-        let busy: u64 = (0..hosts).map(|h| (self.busy(net, h, now) - self.rx[h].busy_at_start).0).sum();
-        Some(InboundStats { wasted_bandwidth: wasted as f64 / total, downlink_utilization: busy as f64 / total })
+        let wasted: u64 = (0..hosts).filter(|&h| mine(h)).map(|h| self.wasted(net, NodeId(h as u32), now).0).sum();
+        let busy: u64 =
+            (0..hosts).filter(|&h| mine(h)).map(|h| (self.busy(net, h, now) - self.rx[h].busy_at_start).0).sum();
+        Some(InboundSums { wasted, busy, span, hosts: hosts as u64 })
+    }
+}
+
+/// Receivers' wasted and busy downlink time (ps) over a span of `span` ps of `hosts` receivers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InboundSums {
+    pub wasted: u64,
+    pub busy: u64,
+    pub span: u64,
+    pub hosts: u64,
+}
+
+impl InboundSums {
+    pub fn stats(&self) -> InboundStats {
+        let total = self.span as f64 * self.hosts as f64;
+        InboundStats { wasted_bandwidth: self.wasted as f64 / total, downlink_utilization: self.busy as f64 / total }
+    }
+
+    /// Another part's sums over the same span, added.
+    pub fn add(&mut self, other: &InboundSums) {
+        debug_assert_eq!((self.span, self.hosts), (other.span, other.hosts));
+        self.wasted += other.wasted;
+        self.busy += other.busy;
     }
 }

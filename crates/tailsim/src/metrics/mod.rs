@@ -316,7 +316,7 @@ mod tests {
                 continue; // unfinished
             }
             let end = r.start + Time(rng.gen_range(1_000..5_000_000));
-            store.received(r.id, end);
+            store.received(r.id, end, 0);
             store.closed(r.id, 0, 0);
             r.end = Some(end);
         }

@@ -34,7 +34,10 @@ pub const CHUNK: usize = 65_536;
 
 struct Open {
     rec: FlowRecord,
+    /// The sender closed (or is not this run's: another part's, in a parallel run).
     closed: bool,
+    /// The receiver is this run's: the record waits for its end.
+    waits_end: bool,
 }
 
 pub struct FlowRecords {
@@ -91,9 +94,50 @@ impl FlowRecords {
 
     /// Record a flow that starts; its id must be the next one.
     pub fn push(&mut self, rec: FlowRecord) {
+        self.push_part(rec, true, true);
+    }
+
+    /// Record a flow that starts, in a part of a parallel run that runs its receiver (`receives`) or its
+    /// sender (`sends`), both, or neither: the record is final when the ends it runs have reported.
+    pub fn push_part(&mut self, rec: FlowRecord, receives: bool, sends: bool) {
         debug_assert_eq!(rec.id, self.len as u64);
-        self.open.insert(rec.id, Open { rec, closed: false });
+        let id = rec.id;
+        self.open.insert(id, Open { rec, closed: !sends, waits_end: receives });
         self.len += 1;
+    }
+
+    /// A flow this part runs neither end of is final once started (it stays open until then: starting it
+    /// reads it).
+    pub fn settle(&mut self, id: u64) {
+        if self.open.get(&id).is_some_and(|o| o.closed && !o.waits_end) {
+            self.finalize(id);
+        }
+    }
+
+    /// The records of a parallel run's parts, one store per part, each holding what its ends reported,
+    /// merged: the end from the receiver's part, retransmissions and timeouts summed (each end counts its
+    /// own). Every part recorded every flow, with the same ids.
+    pub fn merged(parts: &[&FlowRecords]) -> io::Result<FlowRecords> {
+        let mut out = FlowRecords { spill_at: parts[0].spill_at, ..FlowRecords::default() };
+        let len = parts[0].len;
+        for lo in (0..len).step_by(CHUNK) {
+            let rows = lo..len.min(lo + CHUNK);
+            let mut recs = parts[0].read(rows.clone())?;
+            for p in &parts[1..] {
+                for (a, b) in recs.iter_mut().zip(p.read(rows.clone())?) {
+                    a.end = a.end.or(b.end);
+                    a.retransmits += b.retransmits;
+                    a.timeouts += b.timeouts;
+                }
+            }
+            for rec in recs {
+                let id = rec.id;
+                out.open.insert(id, Open { rec, closed: true, waits_end: false });
+                out.len += 1;
+                out.finalize(id);
+            }
+        }
+        Ok(out)
     }
 
     /// A flow still open (started, not yet final).
@@ -106,14 +150,15 @@ impl FlowRecords {
         self.open.values().map(|o| &o.rec)
     }
 
-    /// The receiver holds flow `id`'s last byte at `at`. Returns the record if this is news (a flow is
-    /// received once).
-    pub fn received(&mut self, id: u64, at: Time) -> Option<FlowRecord> {
+    /// The receiver holds flow `id`'s last byte at `at`, having timed out so often. Returns the record if
+    /// this is news (a flow is received once).
+    pub fn received(&mut self, id: u64, at: Time, timeouts: u32) -> Option<FlowRecord> {
         let o = self.open.get_mut(&id)?;
         if o.rec.end.is_some() {
             return None;
         }
         o.rec.end = Some(at);
+        o.rec.timeouts += timeouts;
         let rec = o.rec.clone();
         if o.closed {
             self.finalize(id);
@@ -124,10 +169,10 @@ impl FlowRecords {
     /// The sender of flow `id` is done, having retransmitted and timed out so often.
     pub fn closed(&mut self, id: u64, retransmits: u32, timeouts: u32) {
         let Some(o) = self.open.get_mut(&id) else { return };
-        o.rec.retransmits = retransmits;
-        o.rec.timeouts = timeouts;
+        o.rec.retransmits += retransmits;
+        o.rec.timeouts += timeouts;
         o.closed = true;
-        if o.rec.end.is_some() {
+        if o.rec.end.is_some() || !o.waits_end {
             self.finalize(id);
         }
     }
@@ -327,7 +372,7 @@ mod tests {
                 if id.is_multiple_of(10) {
                     continue;
                 }
-                s.received(id, Time(id * 10 + 500));
+                s.received(id, Time(id * 10 + 500), 0);
                 if !id.is_multiple_of(7) {
                     s.closed(id, id as u32 % 4, 1);
                 }
@@ -357,8 +402,8 @@ mod tests {
     fn a_flow_is_received_once() {
         let mut s = FlowRecords::default();
         s.push(rec(0));
-        assert!(s.received(0, Time(9)).is_some());
-        assert!(s.received(0, Time(12)).is_none());
+        assert!(s.received(0, Time(9), 0).is_some());
+        assert!(s.received(0, Time(12), 0).is_none());
         s.closed(0, 1, 0);
         assert!(s.open(0).is_none());
         assert_eq!(s.all()[0].end, Some(Time(9)));

@@ -55,7 +55,7 @@ pub struct NicQueue {
     order: NicOrder,
     /// The (class, flow) key and queue of the last push: a flow's packets come to its NIC in runs (a window,
     /// the packets a pull releases), and this spares the map's lookup, a cache miss per packet at 1,024 hosts.
-    last: Option<((u8, u32), u32)>,
+    last: Option<((u8, u64), u32)>,
     /// `FlowRoundRobin`: one FIFO per (class, flow) that has packets here, of (packet, size); emptied ones
     /// wait in `free`.
     queues: Vec<VecDeque<(PktId, u32)>>,
@@ -63,11 +63,11 @@ pub struct NicQueue {
     turn: [VecDeque<u32>; CLASSES],
     /// `Fifo`: every packet with its class and size (sizes kept as in `PrioFifo`).
     fifo: VecDeque<(PktId, u8, u32)>,
-    keys: Vec<(u8, u32)>,
+    keys: Vec<(u8, u64)>,
     free: Vec<u32>,
     /// Hashed with a multiply-and-shift, not SipHash: the keys are ours, and the map is looked up per packet
     /// (callgrind: SipHash was 1.6 % of all instructions in the NDP runs side by side with htsim).
-    of: HashMap<(u8, u32), u32, BuildHasherDefault<FlowHasher>>,
+    of: HashMap<(u8, u64), u32, BuildHasherDefault<FlowHasher>>,
 }
 
 impl NicQueue {
@@ -89,7 +89,10 @@ impl NicQueue {
         if self.order == NicOrder::Fifo {
             return self.fifo.push_back((id, c, p.size));
         }
-        let key = (c, p.flow.0);
+        // A flow is its slot and the slot's generation: a slot freed and taken by another flow while the
+        // first one's packets still wait here starts a queue of its own, so the order never depends on when
+        // slots are reused (a parallel run reuses them later than the serial run, sim/parallel.rs).
+        let key = (c, (p.flow.0 as u64) << 32 | p.flow_gen as u64);
         let known = match self.last {
             Some((k, q)) if k == key => Some(q),
             _ => self.of.get(&key).copied(),
@@ -232,5 +235,21 @@ mod tests {
         q.push(PktId(4), &pkt(7, 1));
         let order: Vec<u32> = std::iter::from_fn(|| q.pop(0)).map(|(id, _, _)| id.0).collect();
         assert_eq!(order, vec![3, 4]);
+    }
+
+    #[test]
+    fn a_slot_taken_by_another_flow_while_the_first_ones_packets_wait_is_another_flow() {
+        // Slot 7's flow closes with two packets still here and its slot goes to a new flow (generation 1):
+        // the new flow takes its own turn, behind flow 9, as it would have had it been given any other slot
+        // (a parallel run reuses slots later than the serial run, and must send in the same order).
+        let mut q = NicQueue::new(NicOrder::FlowRoundRobin);
+        q.push(PktId(0), &pkt(7, 1));
+        q.push(PktId(1), &pkt(7, 1));
+        q.push(PktId(2), &pkt(9, 1));
+        let mut p = pkt(7, 1);
+        p.flow_gen = 1;
+        q.push(PktId(3), &p);
+        let order: Vec<u32> = std::iter::from_fn(|| q.pop(0)).map(|(id, _, _)| id.0).collect();
+        assert_eq!(order, vec![0, 2, 3, 1]);
     }
 }

@@ -34,6 +34,17 @@ pub struct Partition {
 impl Partition {
     /// Cut `net` into `parts` parts (1 ≤ parts ≤ hosts).
     pub fn new(net: &Network, parts: usize) -> Result<Partition, String> {
+        Partition::cut(net, parts, 1)
+    }
+
+    /// Cut `net` into `parts` parts, each host in its switch's part (a run of flows: a receiver's accounting
+    /// reads its downlink, metrics/inbound.rs): at most as many parts as groups of a ToR and its hosts.
+    pub fn keeping_hosts(net: &Network, parts: usize) -> Result<Partition, String> {
+        Partition::cut(net, parts, 2)
+    }
+
+    /// The cut at the highest level that fills the parts evenly, but not below `floor`.
+    fn cut(net: &Network, parts: usize, floor: u32) -> Result<Partition, String> {
         let hosts = net.hosts.len();
         if parts == 0 || parts > hosts || parts > u16::MAX as usize {
             return Err(format!("cannot cut a fabric of {hosts} hosts into {parts} parts (1 to {hosts})"));
@@ -66,17 +77,24 @@ impl Partition {
         // over an equal share of hosts (28 pods in 8 parts would be 4 pods against 3: the cut goes to the
         // ToRs instead). Level 1 leaves every host alone, as even as it gets.
         let mut part = vec![u16::MAX; nodes];
-        let mut cut = 1;
-        for c in (1..=top).rev() {
+        let mut cut = 0;
+        for c in (floor.min(top)..=top).rev() {
             let groups = groups_below(&adj, &level, c, hosts);
             if groups.len() < parts {
                 continue;
             }
             let most = fill(&groups, parts, hosts, &mut part);
-            if c == 1 || most as f64 <= 1.05 * hosts as f64 / parts as f64 {
+            if c == floor || most as f64 <= 1.05 * hosts as f64 / parts as f64 {
                 cut = c;
                 break;
             }
+        }
+        if cut == 0 {
+            let groups = groups_below(&adj, &level, floor.min(top), hosts).len();
+            return Err(format!(
+                "cannot cut this fabric into {parts} parts with every host in its switch's part: it has {groups} \
+                 groups of a switch and its hosts (use at most {groups} threads)"
+            ));
         }
         // Switches at or above the cut, level by level: each to the part it has most links to, among the parts
         // that do not yet have their share of the level (switches are work too: a core handles as many
@@ -275,6 +293,24 @@ mod tests {
                 assert_eq!(switches, vec![net.switches.len() / parts; parts], "cores spread evenly");
             }
         }
+    }
+
+    #[test]
+    fn a_run_of_flows_keeps_every_host_with_its_switch() {
+        // k = 4: 4 pods of 4 hosts, 8 ToRs of 2. In 3 parts the pods do not divide evenly and the ToRs do
+        // not either (3, 3, 2): `new` cuts between hosts; `keeping_hosts` takes the uneven ToR cut.
+        let net = fat_tree(4);
+        let separated = |p: &Partition| {
+            net.ports.iter().filter(|pt| net.is_host(pt.node) && p.of(pt.node) != p.of(pt.peer)).count()
+        };
+        assert!(separated(&Partition::new(&net, 3).unwrap()) > 0);
+        for parts in [2, 3, 5, 8] {
+            let p = Partition::keeping_hosts(&net, parts).unwrap();
+            assert_eq!(separated(&p), 0, "{parts} parts");
+            assert_eq!(p.parts(), parts);
+        }
+        let err = Partition::keeping_hosts(&net, 9).unwrap_err();
+        assert!(err.contains("it has 8 groups of a switch and its hosts (use at most 8 threads)"), "{err}");
     }
 
     #[test]

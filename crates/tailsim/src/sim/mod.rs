@@ -11,7 +11,7 @@ pub use parallel::Parallel;
 pub use projection::{measure_crossing, Projection};
 
 use crate::engine::{Event, EventQueue, Next};
-use crate::metrics::inbound::{Inbound, InboundStats};
+use crate::metrics::inbound::{Inbound, InboundSums};
 use crate::metrics::records::FlowRecords;
 use crate::metrics::{ideal_fct_on, FlowRecord, Framing};
 use crate::net::ledger::LedgerError;
@@ -115,8 +115,9 @@ pub struct World {
     /// Receivers' wasted downlink time (Homa thesis Ch. 5).
     pub inbound: Inbound,
     /// Receiver statistics taken when the last Poisson generator released its last flow: the open-loop
-    /// period, where the offered load applies (the drain after it would dilute utilization and waste).
-    pub inbound_at_last_arrival: Option<InboundStats>,
+    /// period, where the offered load applies (the drain after it would dilute utilization and waste). As
+    /// sums over this run's receivers (a parallel run's parts add theirs).
+    pub inbound_at_last_arrival: Option<InboundSums>,
     /// Every port's (time-average, maximum) queued bytes from the end of warm-up to the last arrival, for
     /// the same reason: the end-of-run drain, when queues empty, would dilute the mean under load.
     pub occupancy_at_last_arrival: Option<Vec<(f64, u64)>>,
@@ -135,6 +136,9 @@ pub struct World {
     new_flows: Vec<NewFlow>,
     /// Packets the outbox's effects brought to a host, to hand on after the drain.
     delivered: Vec<(NodeId, PktId)>,
+    /// In a part of a parallel run, the hosts that are this part's (None: the serial run, every host): flows
+    /// are recorded everywhere, each end reported by its host's part (sim/parallel.rs).
+    local: Option<Vec<bool>>,
 }
 
 impl World {
@@ -200,7 +204,12 @@ impl World {
             flow_events: Vec::new(),
             new_flows: Vec::new(),
             delivered: Vec::new(),
+            local: None,
         }
+    }
+
+    fn is_local(&self, h: NodeId) -> bool {
+        self.local.as_ref().is_none_or(|m| m[h.idx()])
     }
 
     pub fn progress(&self) -> Progress {
@@ -496,7 +505,7 @@ impl World {
         let fluid = crate::ideal::srpt_greedy(&flows, self.net.n_hosts());
         for (((id, ideal), f), d) in ids.into_iter().zip(&flows).zip(fluid) {
             let end = f.arrival + d + ideal.saturating_sub(f.work);
-            self.records.received(id, end);
+            self.records.received(id, end, 0);
             self.records.closed(id, 0, 0);
             self.now = self.now.max(end);
         }
@@ -558,7 +567,8 @@ impl World {
         if rate_driven {
             self.generators_left -= 1;
             if self.generators_left == 0 {
-                self.inbound_at_last_arrival = self.inbound.stats(&self.net, self.now);
+                let local = self.local.as_deref();
+                self.inbound_at_last_arrival = self.inbound.sums(&self.net, self.now, |h| local.is_none_or(|m| m[h]));
                 let now = self.now;
                 self.occupancy_at_last_arrival =
                     Some(self.net.ports.iter().map(|p| (p.avg_bytes(now), p.stats.max_bytes)).collect());
@@ -580,7 +590,8 @@ impl World {
         let ideal = ideal_fct_on(&self.net, nf.src, nf.dst, nf.path, nf.size, self.framing);
         // pFabric §5.4.2: a deadline is at least `min_slack` × the lowest possible FCT.
         let deadline = nf.deadline.map(|d| d.draw.max(Time((ideal.0 as f64 * d.min_slack).ceil() as u64)));
-        self.records.push(FlowRecord {
+        let (receives, sends) = (self.is_local(nf.dst), self.is_local(nf.src));
+        let rec = FlowRecord {
             id,
             src: nf.src,
             dst: nf.dst,
@@ -593,8 +604,10 @@ impl World {
             timeouts: 0,
             role,
             path: nf.path,
-        });
-        if role == Role::Flow {
+        };
+        self.records.push_part(rec, receives, sends);
+        // Foreground work ends at the receiver: in a parallel run, the receiver's part counts it.
+        if role == Role::Flow && receives {
             self.foreground_open += 1;
         }
         id as usize
@@ -619,6 +632,9 @@ impl World {
             path: r.path,
         };
         self.with_transport(|tr, ctx| tr.start_flow(ctx, spec));
+        if self.local.is_some() {
+            self.records.settle(k as u64);
+        }
     }
 
     fn on_arrival(&mut self, i: usize) {
@@ -643,8 +659,8 @@ impl World {
                             self.inbound.heard(&self.net, id, r.dst, at);
                         }
                     }
-                    FlowEvent::Received { id, at } => {
-                        if let Some(r) = self.records.received(id, at) {
+                    FlowEvent::Received { id, at, timeouts } => {
+                        if let Some(r) = self.records.received(id, at, timeouts) {
                             self.flows_finished += 1;
                             self.inbound.received(&self.net, id, r.dst, at);
                             self.flow_done(&r);

@@ -17,19 +17,28 @@
 //! the next window is in some part's queue or outbox). Outboxes alternate between two sets of mailboxes, so
 //! a part posting the next window's packets never mixes them with those a slower part is still taking in.
 //!
+//! Flows (NDP's so far): every part handles a workload's arrivals (`every_part`) and records every flow;
+//! each end runs in its host's part; the records a flow's halves free are retired at the meetings, the
+//! same in every part, so a flow has one slot everywhere; the parts' flow records are merged by id at the
+//! end (docs/parallel.md, "Flows (NDP)").
+//!
 //! What a part's world cannot do yet is refused before anything runs (`World::parallel_refusal`): flows
-//! (a transport keeps both ends of a flow in one record, docs/parallel.md step 3), faults, queue samples
-//! and other events of the whole fabric but the end of warm-up (which every part handles, `every_part`),
-//! switch mechanisms but raw sources, QJUMP, corrupting links, an event budget. At the end the parts'
+//! of the other transports (each keeps both ends of a flow in one record, docs/parallel.md step 3),
+//! workloads that start flows when others finish, faults, queue samples and other events of the whole
+//! fabric but the end of warm-up and arrivals (which every part handles), switch mechanisms but raw
+//! sources, QJUMP, corrupting links, an event budget. At the end the parts'
 //! nodes are gathered into the first part's world (`Network::take_part`), whose results are then those of
 //! the serial run; it cannot run on.
 
 use super::{Progress, StopAt, StopReason, World};
-use crate::engine::{Event, Held, MinBarrier, Next, TimerKind};
+use crate::engine::{Event, Held, MinBarrier, Next};
+use crate::metrics::records::FlowRecords;
 use crate::net::mech::Mech;
 use crate::net::packet::Packet;
 use crate::net::partition::Partition;
 use crate::net::Network;
+use crate::traffic::Generator;
+use crate::transport::Transport;
 use crate::units::{NodeId, PktId, PortId, Time};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -51,13 +60,14 @@ pub struct Parallel {
 /// A packet on its way to another part: the port whose wire it crosses, when it arrives, the packet.
 type Crossing = (PortId, Time, Packet);
 
-/// The node whose part handles `e`; None for an event of the whole fabric.
-fn owner(net: &Network, e: Event) -> Option<NodeId> {
+/// The node whose part handles `e`; None for an event of the whole fabric (or a flow's timer that will do
+/// nothing: its half is closed).
+fn owner(net: &Network, transport: &Transport, e: Event) -> Option<NodeId> {
     match e {
         Event::WireArrival(p) => Some(net.ports[p.idx()].peer),
         Event::TxDone(p) => Some(net.ports[p.idx()].node),
         Event::SwitchForward(n) | Event::HostTx(n) | Event::HostRx(n) | Event::HostShaper(n) => Some(n),
-        Event::Timer(slot, _, TimerKind::Pacer | TimerKind::RxPacer) => Some(NodeId(slot.0)),
+        Event::Timer(slot, gen, kind) => transport.timer_node(slot, gen, kind),
         Event::Mech(m, key) => match &net.mechs[m as usize] {
             Mech::Cbr(c) => Some(c.source_host(key)),
             _ => None,
@@ -67,17 +77,17 @@ fn owner(net: &Network, e: Event) -> Option<NodeId> {
 }
 
 /// An event of the whole fabric that every part handles for its own nodes, at its place in the serial order
-/// (it was scheduled before the run, so every part's copy keeps its place among the part's own events): the
-/// end of warm-up restarts each part's ports' and receivers' statistics. Events of this kind are how a
-/// workload's arrivals will reach every part (docs/parallel.md, step 4).
+/// (every part schedules its copy from the same handlers, so it keeps its place among the part's own events):
+/// the end of warm-up restarts each part's ports' and receivers' statistics; a workload's arrival records
+/// its flows in every part (the generator draws the same numbers everywhere) and starts each end in its
+/// host's part (docs/parallel.md, steps 3 and 4).
 fn every_part(e: Event) -> bool {
-    matches!(e, Event::WarmupEnd)
+    matches!(e, Event::WarmupEnd | Event::Arrival(_))
 }
 
 /// What a pending event of the whole fabric is, for the refusal.
 fn whole_fabric(e: Event) -> &'static str {
     match e {
-        Event::Arrival(_) => "a workload's flows (a transport keeps both ends of a flow in one record: step 3)",
         Event::Fault(_) | Event::Reconverge => "faults (a change of links everywhere at one instant)",
         Event::QueueSample => "queue samples (every port's queue at one instant)",
         Event::Timer(..) => "a transport's timers",
@@ -93,10 +103,20 @@ impl World {
         if stop.max_events.is_some() {
             return Some("an event budget (stop.max_events) depends on how events are shared between parts".into());
         }
-        if let Some(i) = self.generators.iter().position(|g| g.next_time().is_some()) {
+        if self.generators.iter().any(|g| g.next_time().is_some()) {
+            if let Some(t) = self.transport.parallel_refusal() {
+                return Some(format!(
+                    "{t} keeps both ends of a flow in one record, not yet split between parts (docs/parallel.md, step \
+                     3): parallel runs carry flows of NDP and raw traffic (kind = \"cbr\") so far"
+                ));
+            }
+        }
+        if let Some(i) = self.generators.iter().position(|g| matches!(g, Generator::Jobs(_) | Generator::Background(_)))
+        {
             return Some(format!(
-                "workload[{i}] makes flows, and transports keep both ends of a flow in one record (docs/parallel.md, \
-                 step 3): parallel runs carry raw traffic (kind = \"cbr\") only so far"
+                "workload[{i}] starts flows when others finish (retrievals, workflows, background flows), at one host \
+                 for another, with ids in an order no part sees whole (docs/parallel.md, step 4): not yet in \
+                 parallel runs"
             ));
         }
         if !self.faults.is_empty() {
@@ -152,6 +172,16 @@ impl World {
             Some(l) => l,
             None => Time::MAX, // one part, or parts no link joins: one window
         };
+        let flows = self.generators.iter().any(|g| g.next_time().is_some());
+        if let Some(p) =
+            self.net.ports.iter().find(|p| flows && self.net.is_host(p.node) && cut.of(p.node) != cut.of(p.peer))
+        {
+            return Err(format!(
+                "{n} parts separate host {} from its switch: a receiver's accounting reads its downlink, so a run of \
+                 flows is cut at most between switches ({n} threads are more than this fabric has ToRs)",
+                self.net.node_name(p.node)
+            ));
+        }
         let mut parts = Vec::with_capacity(n);
         parts.push(Part::new(self, 0, cut)?);
         for (i, w) in others.iter_mut().enumerate() {
@@ -179,7 +209,7 @@ impl World {
             p.w.check_conservation().map_err(|e| format!("packet conservation violated in part {}: {e}", p.id))?;
         }
         let shared: Vec<u64> = parts.iter().map(|p| p.shared).collect();
-        let done = Parallel {
+        let mut done = Parallel {
             reason,
             parts: n,
             lookahead,
@@ -188,14 +218,41 @@ impl World {
             events: parts.iter().map(|p| p.w.ev.processed()).collect(),
         };
         drop(parts);
+        // Every part counted the foreground generators still releasing flows; the flows themselves each in
+        // their receiver's part.
+        let generators_open = self.generators.iter().filter(|g| g.is_foreground() && g.next_time().is_some()).count();
         for (i, w) in others.iter_mut().enumerate() {
-            self.net.take_part(&mut w.net, |node| cut.of(node) == i + 1);
-            self.inbound.take_part(&mut w.inbound, |node| cut.of(node) == i + 1);
+            let theirs = |node: NodeId| cut.of(node) == i + 1;
+            self.net.take_part(&mut w.net, theirs);
+            self.inbound.take_part(&mut w.inbound, theirs);
             self.pk.add_counts(&w.pk);
             self.ev.add_processed(w.ev.processed() - shared[i + 1]);
             self.now = self.now.max(w.now);
+            self.transport.add_part(&w.transport);
+            self.flows_finished += w.flows_finished;
+            self.foreground_open += w.foreground_open - generators_open as u64;
+            if let (Some(a), Some(b)) = (&mut self.inbound_at_last_arrival, &w.inbound_at_last_arrival) {
+                a.add(b);
+            }
+            if let (Some(a), Some(b)) = (&mut self.occupancy_at_last_arrival, &w.occupancy_at_last_arrival) {
+                for (k, p) in self.net.ports.iter().enumerate() {
+                    if theirs(p.node) {
+                        a[k] = b[k];
+                    }
+                }
+            }
+        }
+        if flows {
+            let mut stores = vec![&self.records];
+            stores.extend(others.iter().map(|w| &w.records));
+            self.records =
+                FlowRecords::merged(&stores).map_err(|e| format!("cannot merge the parts' flow records: {e}"))?;
         }
         self.ev.held = None;
+        self.local = None;
+        if done.reason == StopReason::Finished {
+            done.reason = self.at_the_last_event();
+        }
         Ok(done)
     }
 }
@@ -206,6 +263,9 @@ struct Meeting {
     barrier: MinBarrier,
     /// `mail[(round % 2) · n² + to · n + from]`.
     mail: Vec<Mutex<Vec<Crossing>>>,
+    /// `retired[(round % 2) · n + from]`: the flows one of whose halves part `from` closed in its last
+    /// window (every part reads every part's).
+    retired: Vec<Mutex<Vec<u32>>>,
     error: Mutex<Option<String>>,
     events: Vec<AtomicU64>,
 }
@@ -220,6 +280,7 @@ impl Meeting {
             n,
             barrier: MinBarrier::new(n),
             mail: (0..2 * n * n).map(|_| Mutex::new(Vec::new())).collect(),
+            retired: (0..2 * n).map(|_| Mutex::new(Vec::new())).collect(),
             error: Mutex::new(None),
             events: (0..n).map(|_| AtomicU64::new(0)).collect(),
         }
@@ -227,6 +288,10 @@ impl Meeting {
 
     fn mailbox(&self, round: u64, to: usize, from: usize) -> &Mutex<Vec<Crossing>> {
         &self.mail[(round % 2) as usize * self.n * self.n + to * self.n + from]
+    }
+
+    fn retired(&self, round: u64, from: usize) -> &Mutex<Vec<u32>> {
+        &self.retired[(round % 2) as usize * self.n + from]
     }
 
     /// Record the run's first error (a poisoned lock is fine: the error is what is wanted).
@@ -298,8 +363,8 @@ impl<'a> Part<'a> {
     fn new(w: &'a mut World, id: usize, cut: &Partition) -> Result<Part<'a>, String> {
         let mine = |n: NodeId| cut.of(n) == id;
         let mut whole = None;
-        let net = &w.net;
-        w.ev.retain(|e| match owner(net, e) {
+        let (net, transport) = (&w.net, &w.transport);
+        w.ev.retain(|e| match owner(net, transport, e) {
             Some(n) => mine(n),
             None if every_part(e) => true,
             None => {
@@ -323,6 +388,11 @@ impl<'a> Part<'a> {
             crossing[p.idx()] = true;
         }
         w.ev.held = Some(Box::new(Held::new(crossing)));
+        let hosts: Vec<bool> = (0..w.net.n_hosts()).map(|h| mine(NodeId(h as u32))).collect();
+        if w.transport.parallel_refusal().is_none() {
+            w.transport.set_local(hosts.clone());
+        }
+        w.local = Some(hosts);
         let nodes = w.net.n_hosts() + w.net.switches.len();
         let mine = (0..nodes).map(|n| mine(NodeId(n as u32))).collect();
         Ok(Part {
@@ -348,6 +418,7 @@ impl<'a> Part<'a> {
                 meet.mailbox(round, to, self.id).lock().unwrap_or_else(|e| e.into_inner()).append(out);
             }
         }
+        *meet.retired(round, self.id).lock().unwrap_or_else(|e| e.into_inner()) = self.w.transport.take_retiring();
         meet.events[self.id].store(self.w.ev.processed(), Ordering::Relaxed);
         earliest
     }
@@ -382,6 +453,10 @@ impl<'a> Part<'a> {
                 self.w.net.ports[p.idx()].onto_wire(&mut self.w.ev, p, at, id);
             }
         }
+        // Every part frees the same flows' records in the same order, so a flow has one slot everywhere.
+        for from in 0..meet.n {
+            self.w.transport.retire(&meet.retired(round, from).lock().unwrap_or_else(|e| e.into_inner()));
+        }
     }
 
     /// The next window's start from the meeting's minimum, or why the run ends.
@@ -401,7 +476,7 @@ impl<'a> Part<'a> {
                 self.w.now = limit;
                 reason
             }
-            StopReason::Finished => self.w.at_the_last_event(),
+            // Whether every flow finished is known once the parts are merged (`run_parallel`).
             r => r,
         }
     }
@@ -416,7 +491,8 @@ impl<'a> Part<'a> {
         let last = limit.min(Time(end.0 - 1));
         while let Next::Due(t, e) = self.w.ev.pop_by(last) {
             debug_assert!(
-                owner(&self.w.net, e).map_or(every_part(e), |n| self.mine[n.idx()]),
+                owner(&self.w.net, &self.w.transport, e)
+                    .map_or(every_part(e) || matches!(e, Event::Timer(..)), |n| self.mine[n.idx()]),
                 "{e:?} at {t:?} is not part {}'s",
                 self.id
             );

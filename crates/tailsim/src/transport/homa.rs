@@ -363,7 +363,7 @@ impl Homa {
         if m.got_pkts == m.npkts {
             m.resend_timer.cancel();
             let (id, retransmits, timeouts) = (m.id, m.retransmits, m.timeouts);
-            ctx.report(FlowEvent::Received { id, at: ctx.now });
+            ctx.report(FlowEvent::Received { id, at: ctx.now, timeouts: 0 });
             ctx.report(FlowEvent::Closed { id, retransmits, timeouts });
             self.finish(slot);
             self.grant(ctx, host);

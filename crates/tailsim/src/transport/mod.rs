@@ -93,9 +93,11 @@ pub enum FlowEvent {
     /// The receiver has learned of an incomplete flow (its first data packet arrived and more are due).
     /// Reported at most once per flow; the receiver-side bandwidth accounting counts from here.
     Heard { id: u64, at: Time },
-    /// The receiver holds every byte: the flow's completion time.
-    Received { id: u64, at: Time },
-    /// The sender has every byte acknowledged and dropped its state.
+    /// The receiver holds every byte: the flow's completion time, and the receiver's timeouts (if it has
+    /// any of its own: NDP's).
+    Received { id: u64, at: Time, timeouts: u32 },
+    /// The sender has every byte acknowledged and dropped its state: its retransmissions and timeouts (with
+    /// the receiver's, for the transports whose receiver ends with the sender).
     Closed { id: u64, retransmits: u32, timeouts: u32 },
 }
 
@@ -239,6 +241,48 @@ impl Transport {
             Transport::Rdma(t) => t.timer_node(slot, gen),
         }
     }
+    /// Why this transport's flows cannot be split between the parts of a parallel run (None: they can).
+    pub fn parallel_refusal(&self) -> Option<&'static str> {
+        match self {
+            Transport::Ndp(_) => None,
+            Transport::Tcp(_) => Some("TCP"),
+            Transport::Homa(_) => Some("Homa"),
+            Transport::Phost(_) => Some("pHost"),
+            Transport::Rdma(_) => Some("RDMA"),
+        }
+    }
+
+    /// Run only the flows' ends at the hosts `mine` accepts (a part of a parallel run; `parallel_refusal`
+    /// says which transports can).
+    pub fn set_local(&mut self, mine: Vec<bool>) {
+        match self {
+            Transport::Ndp(t) => t.set_local(mine),
+            _ => unreachable!("refused by parallel_refusal"),
+        }
+    }
+
+    /// The flows one of whose halves closed in this part since the last meeting of a parallel run.
+    pub fn take_retiring(&mut self) -> Vec<u32> {
+        match self {
+            Transport::Ndp(t) => t.take_retiring(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// At a meeting of a parallel run: every part's closed halves, in part order (the same in every part).
+    pub fn retire(&mut self, slots: &[u32]) {
+        if let Transport::Ndp(t) = self {
+            t.retire(slots);
+        }
+    }
+
+    /// Another part's counters added to this one's (the merge at the end of a parallel run).
+    pub fn add_part(&mut self, other: &Transport) {
+        if let (Transport::Ndp(a), Transport::Ndp(b)) = (self, other) {
+            a.add_part(b);
+        }
+    }
+
     /// Flows with live state.
     pub fn active_flows(&self) -> usize {
         match self {

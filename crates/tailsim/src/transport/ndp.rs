@@ -20,7 +20,13 @@
 //!   Each end's timer acts at its own host: a parallel run handles each end in its host's part
 //!   (docs/parallel.md).
 //!
-//! One record per message holds both ends' state, as in `homa.rs`. Docs: docs/ndp.md.
+//! One record per message holds both ends' state, as in `homa.rs`, but each end reads and writes only its
+//! own half and each half has a life of its own: the receiver's ends when it holds every packet
+//! (`Received`), the sender's when every packet is acknowledged (`Closed`; every packet arriving whole is
+//! acknowledged once). Packets reaching a closed half are dropped, as a real host drops those of a
+//! connection it has closed. The record is freed when both halves are closed; in a parallel run, where a
+//! part runs only its own hosts' halves, at the next meeting of the parts, the same in every part
+//! (`retire`), so a message has the same slot everywhere. Docs: docs/ndp.md.
 
 use std::collections::VecDeque;
 
@@ -76,6 +82,13 @@ struct Msg {
     heard_back: bool,
     /// The sender's timeout (`TimerKind::Retransmit`): the first window again while nothing came back.
     snd_timer: Timer,
+    /// Packets acknowledged (each once): the sender's half closes when all are.
+    acked: u32,
+    /// The sender's timeouts.
+    snd_timeouts: u32,
+    /// The sender's half is open: this host is its source (in a parallel run: this part's) and not every
+    /// packet is acknowledged yet.
+    snd_open: bool,
     // --- receiver ---
     got: Vec<bool>,
     got_pkts: u32,
@@ -90,8 +103,12 @@ struct Msg {
     seen: bool,
     /// The receiver's timeout (`TimerKind::Resend`), armed by every arrival.
     timer: Timer,
-    /// Both ends' timeouts.
+    /// The receiver's timeouts.
     timeouts: u32,
+    /// The receiver's half is open: its destination is this run's (this part's) and still misses packets.
+    rcv_open: bool,
+    /// Halves closed, as the meetings of a parallel run have told (the record is freed at 2).
+    retired: u8,
 }
 
 impl Msg {
@@ -125,6 +142,12 @@ pub struct Ndp {
     cfg: NdpConfig,
     msgs: Slab<Msg>,
     gens: Vec<u32>,
+    /// In a parallel run, the hosts whose ends this part runs (None: every host, the serial run).
+    local: Option<Vec<bool>>,
+    /// In a parallel run, the messages one of whose halves closed here since the last meeting.
+    retiring: Vec<u32>,
+    /// Receivers' halves open: the messages not yet received.
+    receiving: usize,
     hosts: Vec<HostState>,
     /// Per host: time between pulls (one full frame at the host's link rate).
     spacing: Vec<Time>,
@@ -135,11 +158,81 @@ impl Ndp {
     /// `spacing[h]`: the time between host h's pulls (one full frame at its link rate).
     pub fn new(cfg: NdpConfig, spacing: Vec<Time>) -> Ndp {
         let hosts = spacing.iter().map(|_| HostState::default()).collect();
-        Ndp { cfg, msgs: Slab::default(), gens: Vec::new(), hosts, spacing, stats: NdpStats::default() }
+        Ndp {
+            cfg,
+            msgs: Slab::default(),
+            gens: Vec::new(),
+            local: None,
+            retiring: Vec::new(),
+            receiving: 0,
+            hosts,
+            spacing,
+            stats: NdpStats::default(),
+        }
     }
 
+    /// Messages whose receiver still misses packets (a sender waiting for the last ACK is not counted: the
+    /// message is delivered).
     pub fn active(&self) -> usize {
-        self.msgs.live()
+        self.receiving
+    }
+
+    /// Run only the ends at the hosts `mine` accepts (one part of a parallel run): every message is still
+    /// recorded everywhere, at the same slot.
+    pub fn set_local(&mut self, mine: Vec<bool>) {
+        self.local = Some(mine);
+    }
+
+    fn is_local(&self, h: NodeId) -> bool {
+        self.local.as_ref().is_none_or(|m| m[h.idx()])
+    }
+
+    /// The messages one of whose halves closed in this part since the last call (a parallel run's meeting
+    /// posts them to every part).
+    pub fn take_retiring(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.retiring)
+    }
+
+    /// At a meeting of a parallel run: the halves every part closed since the last one (each part's in turn,
+    /// the same list in every part); a message both of whose halves are closed is freed, in this order.
+    pub fn retire(&mut self, slots: &[u32]) {
+        for &s in slots {
+            let m = self.msgs.get_mut(s);
+            m.retired += 1;
+            if m.retired == 2 {
+                self.free(FlowSlot(s));
+            }
+        }
+    }
+
+    /// Another part's counters, added to this one's (the merge at the end of a parallel run).
+    pub fn add_part(&mut self, other: &Ndp) {
+        self.receiving += other.receiving;
+        let (a, b) = (&mut self.stats, &other.stats);
+        a.pulls += b.pulls;
+        a.nacks += b.nacks;
+        a.headers += b.headers;
+        a.timeouts += b.timeouts;
+    }
+
+    fn free(&mut self, slot: FlowSlot) {
+        self.gens[slot.idx()] += 1;
+        let m = self.msgs.get_mut(slot.0);
+        m.got = Vec::new();
+        m.rtx = VecDeque::new();
+        self.msgs.remove(slot.0);
+    }
+
+    /// A half of the message closed here: free the record once both are (in a parallel run, at the meeting).
+    fn close_half(&mut self, slot: FlowSlot) {
+        if self.local.is_some() {
+            self.retiring.push(slot.0);
+            return;
+        }
+        let m = self.msgs.get(slot.0);
+        if !m.snd_open && !m.rcv_open {
+            self.free(slot);
+        }
     }
 
     pub fn config(&self) -> &NdpConfig {
@@ -149,6 +242,7 @@ impl Ndp {
     pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
         let npkts = packet_count(f.size, self.cfg.payload);
         let window = self.cfg.first_window(npkts);
+        let (sending, receiving) = (self.is_local(f.src), self.is_local(f.dst));
         let m = Msg {
             id: f.id,
             src: f.src,
@@ -162,7 +256,10 @@ impl Ndp {
             retransmits: 0,
             heard_back: false,
             snd_timer: Timer::default(),
-            got: vec![false; npkts as usize],
+            acked: 0,
+            snd_timeouts: 0,
+            snd_open: sending,
+            got: if receiving { vec![false; npkts as usize] } else { Vec::new() },
             got_pkts: 0,
             window,
             pulls: 0,
@@ -171,9 +268,17 @@ impl Ndp {
             seen: false,
             timer: Timer::default(),
             timeouts: 0,
+            rcv_open: receiving,
+            retired: 0,
         };
         let slot = FlowSlot(self.msgs.insert(m));
         track_slot(&mut self.gens, slot);
+        self.receiving += receiving as usize;
+        if !sending {
+            // Another part's sender (its receiver is this part's, or not): a parallel run's halves at other
+            // parts are closed there and retired at the meetings.
+            return;
+        }
         // Where packets can be lost, the sender's timer covers a first window lost whole (at its own NIC, or
         // on a link going down), which no receiver timer can: the receiver has not heard of the message.
         if let Some(to) = self.cfg.timeout {
@@ -191,6 +296,10 @@ impl Ndp {
         ctx.pk.consume(id);
         if self.gens.get(p.flow.idx()) != Some(&p.flow_gen) {
             return; // a late packet of a finished message
+        }
+        let m = self.msgs.get(p.flow.0);
+        if !(if p.kind == PktKind::Data { m.rcv_open } else { m.snd_open }) {
+            return; // a late packet for a half already closed
         }
         match p.kind {
             PktKind::Data => self.on_data(ctx, host, p),
@@ -211,20 +320,36 @@ impl Ndp {
                     self.send_next(ctx, p.flow);
                 }
             }
-            // The sender's state goes with the receiver's (one record): an ACK only says the window arrived.
-            PktKind::Ack => self.msgs.get_mut(p.flow.0).heard_back = true,
+            PktKind::Ack => {
+                let m = self.msgs.get_mut(p.flow.0);
+                m.heard_back = true;
+                m.acked += 1;
+                if m.acked == m.npkts {
+                    // Every packet is at the receiver: the sender's half is done.
+                    m.snd_open = false;
+                    m.snd_timer.cancel();
+                    m.rtx.clear();
+                    let (id, retransmits, timeouts) = (m.id, m.retransmits, m.snd_timeouts);
+                    ctx.report(FlowEvent::Closed { id, retransmits, timeouts });
+                    self.close_half(p.flow);
+                }
+            }
             other => unreachable!("{other:?} is not an NDP packet"),
         }
     }
 
-    /// The host a message timer acts at (the handover check, sim/handover.rs): the sender's timeout its
-    /// source, the resend timer the receiver.
+    /// The host a message timer acts at (the handover check, sim/handover.rs; a parallel run's parts): the
+    /// sender's timeout its source, the resend timer the receiver. None once its half is closed: it does
+    /// nothing.
     pub fn timer_node(&self, slot: FlowSlot, gen: u32, kind: TimerKind) -> Option<NodeId> {
         if self.gens.get(slot.idx()) != Some(&gen) {
             return None; // its flow is gone: the timer does nothing
         }
         let m = self.msgs.try_get(slot.0)?;
-        Some(if kind == TimerKind::Retransmit { m.src } else { m.dst })
+        match kind == TimerKind::Retransmit {
+            true => m.snd_open.then_some(m.src),
+            false => m.rcv_open.then_some(m.dst),
+        }
     }
     pub fn on_timer(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32, kind: TimerKind) {
         match kind {
@@ -235,7 +360,7 @@ impl Ndp {
                 }
             }
             TimerKind::Resend => {
-                if self.gens.get(slot.idx()) != Some(&gen) {
+                if self.gens.get(slot.idx()) != Some(&gen) || !self.msgs.get(slot.0).rcv_open {
                     return;
                 }
                 if self.msgs.get_mut(slot.0).timer.fire(ctx, slot, gen, kind) {
@@ -243,7 +368,7 @@ impl Ndp {
                 }
             }
             TimerKind::Retransmit => {
-                if self.gens.get(slot.idx()) != Some(&gen) {
+                if self.gens.get(slot.idx()) != Some(&gen) || !self.msgs.get(slot.0).snd_open {
                     return;
                 }
                 if self.msgs.get_mut(slot.0).snd_timer.fire(ctx, slot, gen, kind) {
@@ -331,11 +456,11 @@ impl Ndp {
             let m = self.msgs.get_mut(slot.0);
             if m.got_pkts == m.npkts {
                 m.timer.cancel();
-                let (id, retransmits, timeouts) = (m.id, m.retransmits, m.timeouts);
-                ctx.report(FlowEvent::Received { id, at: ctx.now });
-                ctx.report(FlowEvent::Closed { id, retransmits, timeouts });
-                self.gens[slot.idx()] += 1;
-                self.msgs.remove(slot.0);
+                m.rcv_open = false;
+                m.got = Vec::new();
+                ctx.report(FlowEvent::Received { id: m.id, at: ctx.now, timeouts: m.timeouts });
+                self.receiving -= 1;
+                self.close_half(slot);
                 return;
             }
         }
@@ -368,7 +493,7 @@ impl Ndp {
                 return;
             }
             let (slot, gen) = hs.pulls.pop_front().unwrap();
-            if self.gens[slot.idx()] != gen {
+            if self.gens[slot.idx()] != gen || !self.msgs.get(slot.0).rcv_open {
                 continue; // the message completed meanwhile: its pull is not needed
             }
             let m = self.msgs.get_mut(slot.0);
@@ -392,7 +517,7 @@ impl Ndp {
         if m.heard_back {
             return;
         }
-        m.timeouts += 1;
+        m.snd_timeouts += 1;
         self.stats.timeouts += 1;
         m.snd_timer.set(ctx, ctx.now + to, slot, gen, TimerKind::Retransmit);
         let window = self.cfg.first_window(m.npkts);

@@ -397,7 +397,7 @@ impl Phost {
             m.timer.cancel();
             let (id, retransmits, timeouts, src, dst, in_out, in_pending) =
                 (m.id, m.retransmits, m.timeouts, m.src, m.dst, m.in_out, m.in_pending);
-            ctx.report(FlowEvent::Received { id, at: ctx.now });
+            ctx.report(FlowEvent::Received { id, at: ctx.now, timeouts: 0 });
             ctx.report(FlowEvent::Closed { id, retransmits, timeouts });
             if in_out {
                 let out = &mut self.hosts[src.idx()].out;

@@ -344,7 +344,7 @@ impl Rdma {
         let last = q.epsn == q.npkts;
         if last {
             q.received = true;
-            ctx.report(FlowEvent::Received { id: q.id, at: ctx.now });
+            ctx.report(FlowEvent::Received { id: q.id, at: ctx.now, timeouts: 0 });
         }
         if last || q.unacked >= every {
             q.unacked = 0;

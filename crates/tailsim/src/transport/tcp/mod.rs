@@ -460,7 +460,7 @@ impl Tcp {
         if f.rcv_nxt == f.nsegs && !f.received {
             f.received = true;
             immediate = true;
-            ctx.report(FlowEvent::Received { id: f.id, at: ctx.now });
+            ctx.report(FlowEvent::Received { id: f.id, at: ctx.now, timeouts: 0 });
             self.rx_gaps.record(f.id, &f.rx);
         } else if first {
             ctx.report(FlowEvent::Heard { id: f.id, at: ctx.now });
