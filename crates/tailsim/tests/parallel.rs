@@ -181,6 +181,33 @@ fn ndp_flows_cut_into_parts_give_the_serial_runs_results() {
 }
 
 #[test]
+fn homa_flows_cut_into_parts_give_the_serial_runs_results() {
+    // Homa without losses (unlimited buffers: no resend timeout), so each end has a life of its own.
+    let toml = ndp_fat_tree(4, 0.7, 400, "")
+        .replace("trim = \"12KB\"", "buffer = \"unlimited\"")
+        .replace("kind = \"ndp\"", "kind = \"homa\"")
+        .replace("websearch", "homa-w4");
+    let want = serial(&toml);
+    let finished = want["summary"]["flows_finished"].as_u64().unwrap();
+    assert_eq!(finished, want["summary"]["flows_started"].as_u64().unwrap());
+    assert!(finished > 300 && want["summary"]["transport"]["grants"].as_u64().unwrap() > 1000, "{}", want["summary"]);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for n in [2, 3, 4, 8] {
+        for threaded in [false, true].into_iter().filter(|&t| !t || n <= cores) {
+            let (got, par) = parallel(&toml, n, threaded);
+            assert!(par.handed_over > 100, "{n} parts: packets crossed ({})", par.handed_over);
+            if let Some(d) = first_difference(&want, &got, "") {
+                panic!("homa, {n} parts (threads: {threaded}): {d}");
+            }
+        }
+    }
+    // With losses recovered, the sender keeps its half until the receiver has everything: refused.
+    let lossy = toml.replace("kind = \"homa\"", "kind = \"homa\"\nresend_timeout = \"100us\"");
+    let err = exp(&lossy).run_parallel(vec![exp(&lossy)], true, &mut |_| true).unwrap_err();
+    assert!(err.contains("Homa with losses recovered (transport.resend_timeout) keeps both ends"), "{err}");
+}
+
+#[test]
 fn a_lookahead_longer_than_a_cut_link_is_caught() {
     let toml = raw_fat_tree(4, 5, 100);
     let mut e = exp(&toml);

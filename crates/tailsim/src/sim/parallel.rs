@@ -17,10 +17,10 @@
 //! the next window is in some part's queue or outbox). Outboxes alternate between two sets of mailboxes, so
 //! a part posting the next window's packets never mixes them with those a slower part is still taking in.
 //!
-//! Flows (NDP's so far): every part handles a workload's arrivals (`every_part`) and records every flow;
-//! each end runs in its host's part; the records a flow's halves free are retired at the meetings, the
-//! same in every part, so a flow has one slot everywhere; the parts' flow records are merged by id at the
-//! end (docs/parallel.md, "Flows (NDP)").
+//! Flows (NDP's, and Homa's without losses): every part handles a workload's arrivals (`every_part`) and
+//! records every flow; each end runs in its host's part; the records a flow's halves free are retired at
+//! the meetings, the same in every part, so a flow has one slot everywhere (transport/split.rs); the
+//! parts' flow records are merged by id at the end (docs/parallel.md, "Flows").
 //!
 //! What a part's world cannot do yet is refused before anything runs (`World::parallel_refusal`): flows
 //! of the other transports (each keeps both ends of a flow in one record, docs/parallel.md step 3),
@@ -107,7 +107,7 @@ impl World {
             if let Some(t) = self.transport.parallel_refusal() {
                 return Some(format!(
                     "{t} keeps both ends of a flow in one record, not yet split between parts (docs/parallel.md, step \
-                     3): parallel runs carry flows of NDP and raw traffic (kind = \"cbr\") so far"
+                     3): parallel runs carry flows of NDP, of Homa without losses and raw traffic (kind = \"cbr\") so far"
                 ));
             }
         }

@@ -15,8 +15,13 @@
 //!
 //! One record per message holds both ends' state (each end reads only its own fields); packets name the
 //! message by slot and generation, so a late packet of a finished message is recognised and dropped.
-//! Docs: docs/homa.md.
+//! Without losses (no `resend_timeout`) each end has a life of its own (`split.rs`): the sender's ends at
+//! its last send (only GRANTs, which it no longer needs, can follow), the receiver's when it holds every
+//! byte, so a parallel run can run each in its host's part. With losses the sender must keep its half for
+//! RESENDs until the receiver has everything, which only the receiver knows: both end together there, and
+//! a parallel run refuses. Docs: docs/homa.md.
 
+use super::split::{Ends, Split};
 use super::{packet_count, payload_of, track_slot, Ctx, FlowEvent, FlowSpec, Steer, Timer};
 use crate::engine::{Slab, TimerKind};
 use crate::net::packet::{Packet, PktKind};
@@ -80,6 +85,8 @@ struct Msg {
     resend: (u32, u32),
     in_out: bool,
     retransmits: u32,
+    /// Which halves are open here.
+    ends: Ends,
     // --- receiver ---
     got: Vec<bool>,
     got_pkts: u32,
@@ -136,6 +143,7 @@ pub struct Homa {
     msgs: Slab<Msg>,
     gens: Vec<u32>,
     hosts: Vec<HostState>,
+    split: Split,
     pub stats: HomaStats,
 }
 
@@ -144,11 +152,66 @@ impl Homa {
         assert!(!cfg.cutoffs.is_empty() && cfg.cutoffs.len() < LEVELS as usize, "1–7 unscheduled levels");
         assert!((1..=cfg.sched_levels()).contains(&cfg.overcommit), "overcommit within the scheduled levels");
         let hosts = (0..hosts).map(|_| HostState::default()).collect();
-        Homa { cfg, msgs: Slab::default(), gens: Vec::new(), hosts, stats: HomaStats::default() }
+        Homa {
+            cfg,
+            msgs: Slab::default(),
+            gens: Vec::new(),
+            hosts,
+            split: Split::default(),
+            stats: HomaStats::default(),
+        }
     }
 
+    /// Messages not yet received.
     pub fn active(&self) -> usize {
-        self.msgs.live()
+        self.split.receiving
+    }
+
+    /// Each end its own life: without losses only (see the module's comment).
+    fn ends_apart(&self) -> bool {
+        self.cfg.resend_timeout.is_none()
+    }
+
+    /// Which hosts' ends this run runs, and what closed since the last meeting (a parallel run's parts).
+    pub fn split(&mut self) -> &mut Split {
+        &mut self.split
+    }
+
+    /// At a meeting of a parallel run: the halves every part closed since the last one (each part's in turn,
+    /// the same list in every part); a message both of whose halves are closed is freed, in this order.
+    pub fn retire(&mut self, slots: &[u32]) {
+        for &s in slots {
+            if self.msgs.get_mut(s).ends.retired() {
+                self.free(FlowSlot(s));
+            }
+        }
+    }
+
+    /// Another part's counters, added to this one's (the merge at the end of a parallel run): sums, and the
+    /// largest of the maxima.
+    pub fn add_part(&mut self, other: &Homa) {
+        self.split.receiving += other.split.receiving;
+        let (a, b) = (&mut self.stats, &other.stats);
+        a.grants += b.grants;
+        a.resends += b.resends;
+        a.busy += b.busy;
+        a.max_outstanding_pkts = a.max_outstanding_pkts.max(b.max_outstanding_pkts);
+        a.max_granted_at_once = a.max_granted_at_once.max(b.max_granted_at_once);
+        a.max_active = a.max_active.max(b.max_active);
+    }
+
+    fn free(&mut self, slot: FlowSlot) {
+        self.gens[slot.idx()] += 1;
+        self.msgs.get_mut(slot.0).got = Vec::new();
+        self.msgs.remove(slot.0);
+    }
+
+    /// Close the sender's (`sender`) or the receiver's half; free the record once both are closed (in a
+    /// parallel run, at the meeting).
+    fn close_half(&mut self, slot: FlowSlot, sender: bool) {
+        if self.split.close(&mut self.msgs.get_mut(slot.0).ends, slot.0, sender) {
+            self.free(slot);
+        }
     }
 
     pub fn config(&self) -> &HomaConfig {
@@ -163,6 +226,7 @@ impl Homa {
         let full = self.cfg.payload as u64;
         let npkts = packet_count(f.size, self.cfg.payload);
         let unsched = (self.cfg.rtt_bytes.min(f.size).div_ceil(full) as u32).clamp(1, npkts);
+        let ends = self.split.open(f.src, f.dst);
         let m = Msg {
             id: f.id,
             src: f.src,
@@ -177,7 +241,8 @@ impl Homa {
             resend: (0, 0),
             in_out: false,
             retransmits: 0,
-            got: vec![false; npkts as usize],
+            ends,
+            got: if ends.rcv { vec![false; npkts as usize] } else { Vec::new() },
             got_pkts: 0,
             got_bytes: 0,
             rcv_granted: unsched,
@@ -188,8 +253,10 @@ impl Homa {
         };
         let slot = FlowSlot(self.msgs.insert(m));
         track_slot(&mut self.gens, slot);
-        self.enqueue_out(slot);
-        self.pump(ctx, f.src);
+        if ends.snd {
+            self.enqueue_out(slot);
+            self.pump(ctx, f.src);
+        }
     }
 
     pub fn on_packet(&mut self, ctx: &mut Ctx, host: NodeId, id: PktId) {
@@ -197,6 +264,10 @@ impl Homa {
         ctx.pk.consume(id);
         if self.gens.get(p.flow.idx()) != Some(&p.flow_gen) {
             return; // a late packet of a finished message
+        }
+        let ends = self.msgs.get(p.flow.0).ends;
+        if !(if matches!(p.kind, PktKind::Data | PktKind::Busy) { ends.rcv } else { ends.snd }) {
+            return; // a late packet for a half already closed (a GRANT after the last send)
         }
         match p.kind {
             PktKind::Data => self.on_data(ctx, host, p),
@@ -222,12 +293,13 @@ impl Homa {
     }
 
     /// The host a message timer acts at (the handover check, sim/handover.rs): the resend timer the
-    /// receiver's.
+    /// receiver's (None once the receiver's half is closed: it does nothing).
     pub fn timer_node(&self, slot: FlowSlot, gen: u32) -> Option<NodeId> {
         if self.gens.get(slot.idx()) != Some(&gen) {
             return None; // its flow is gone: the timer does nothing
         }
-        Some(self.msgs.try_get(slot.0)?.dst)
+        let m = self.msgs.try_get(slot.0)?;
+        m.ends.rcv.then_some(m.dst)
     }
     pub fn on_timer(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32, kind: TimerKind) {
         match kind {
@@ -238,7 +310,7 @@ impl Homa {
                 }
             }
             TimerKind::Resend => {
-                if self.gens.get(slot.idx()) != Some(&gen) {
+                if self.gens.get(slot.idx()) != Some(&gen) || !self.msgs.get(slot.0).ends.rcv {
                     return;
                 }
                 let m = self.msgs.get_mut(slot.0);
@@ -306,7 +378,14 @@ impl Homa {
             p.class = class;
             p.ts = ctx.now;
             m.steer.apply(&mut p);
+            let done = m.next == m.npkts && m.resend.0 >= m.resend.1 && self.ends_apart();
+            let (id, retransmits) = (m.id, m.retransmits);
             self.send(ctx, h, p);
+            if done {
+                // The last packet is sent: without losses the sender has nothing more to do.
+                ctx.report(FlowEvent::Closed { id, retransmits, timeouts: 0 });
+                self.close_half(slot, true);
+            }
             if !self.cfg.pacer {
                 continue;
             }
@@ -353,6 +432,7 @@ impl Homa {
         let slot = p.flow;
         let gen = p.flow_gen;
         let to = self.cfg.resend_timeout;
+        let apart = self.ends_apart();
         let m = self.msgs.get_mut(slot.0);
         if m.got[p.seq as usize] {
             return; // a duplicate (a resend that crossed the original)
@@ -363,9 +443,23 @@ impl Homa {
         if m.got_pkts == m.npkts {
             m.resend_timer.cancel();
             let (id, retransmits, timeouts) = (m.id, m.retransmits, m.timeouts);
-            ctx.report(FlowEvent::Received { id, at: ctx.now, timeouts: 0 });
-            ctx.report(FlowEvent::Closed { id, retransmits, timeouts });
-            self.finish(slot);
+            if apart {
+                ctx.report(FlowEvent::Received { id, at: ctx.now, timeouts });
+                let in_inc = m.in_inc;
+                m.in_inc = false;
+                m.got = Vec::new();
+                if in_inc {
+                    let inc = &mut self.hosts[host.idx()].inc;
+                    if let Some(i) = inc.iter().position(|&s| s == slot) {
+                        inc.remove(i);
+                    }
+                }
+                self.close_half(slot, false);
+            } else {
+                ctx.report(FlowEvent::Received { id, at: ctx.now, timeouts: 0 });
+                ctx.report(FlowEvent::Closed { id, retransmits, timeouts });
+                self.finish(slot);
+            }
             self.grant(ctx, host);
             return;
         }
@@ -464,8 +558,10 @@ impl Homa {
         self.send(ctx, dst, r);
     }
 
-    /// The receiver has every byte: drop both ends' state (the sender has nothing left worth sending).
+    /// The receiver has every byte (with losses possible): drop both ends' state (the sender has nothing left
+    /// worth sending).
     fn finish(&mut self, slot: FlowSlot) {
+        self.split.receiving -= 1;
         let m = self.msgs.get(slot.0);
         let (src, dst, in_out, in_inc) = (m.src, m.dst, m.in_out, m.in_inc);
         if in_out {

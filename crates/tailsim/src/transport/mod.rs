@@ -6,6 +6,7 @@ pub mod homa;
 pub mod ndp;
 pub mod phost;
 pub mod rdma;
+pub mod split;
 pub mod tcp;
 
 use crate::engine::{Event, EventQueue, TimerKind};
@@ -245,8 +246,9 @@ impl Transport {
     pub fn parallel_refusal(&self) -> Option<&'static str> {
         match self {
             Transport::Ndp(_) => None,
+            Transport::Homa(h) if h.config().resend_timeout.is_none() => None,
             Transport::Tcp(_) => Some("TCP"),
-            Transport::Homa(_) => Some("Homa"),
+            Transport::Homa(_) => Some("Homa with losses recovered (transport.resend_timeout)"),
             Transport::Phost(_) => Some("pHost"),
             Transport::Rdma(_) => Some("RDMA"),
         }
@@ -255,31 +257,38 @@ impl Transport {
     /// Run only the flows' ends at the hosts `mine` accepts (a part of a parallel run; `parallel_refusal`
     /// says which transports can).
     pub fn set_local(&mut self, mine: Vec<bool>) {
+        self.split().expect("refused by parallel_refusal").set_local(mine);
+    }
+
+    /// The split of a transport whose flows' ends live apart (`split.rs`).
+    fn split(&mut self) -> Option<&mut split::Split> {
         match self {
-            Transport::Ndp(t) => t.set_local(mine),
-            _ => unreachable!("refused by parallel_refusal"),
+            Transport::Ndp(t) => Some(t.split()),
+            Transport::Homa(t) => Some(t.split()),
+            _ => None,
         }
     }
 
     /// The flows one of whose halves closed in this part since the last meeting of a parallel run.
     pub fn take_retiring(&mut self) -> Vec<u32> {
-        match self {
-            Transport::Ndp(t) => t.take_retiring(),
-            _ => Vec::new(),
-        }
+        self.split().map(|s| s.take_retiring()).unwrap_or_default()
     }
 
     /// At a meeting of a parallel run: every part's closed halves, in part order (the same in every part).
     pub fn retire(&mut self, slots: &[u32]) {
-        if let Transport::Ndp(t) = self {
-            t.retire(slots);
+        match self {
+            Transport::Ndp(t) => t.retire(slots),
+            Transport::Homa(t) => t.retire(slots),
+            _ => {}
         }
     }
 
     /// Another part's counters added to this one's (the merge at the end of a parallel run).
     pub fn add_part(&mut self, other: &Transport) {
-        if let (Transport::Ndp(a), Transport::Ndp(b)) = (self, other) {
-            a.add_part(b);
+        match (self, other) {
+            (Transport::Ndp(a), Transport::Ndp(b)) => a.add_part(b),
+            (Transport::Homa(a), Transport::Homa(b)) => a.add_part(b),
+            _ => {}
         }
     }
 

@@ -21,15 +21,14 @@
 //!   (docs/parallel.md).
 //!
 //! One record per message holds both ends' state, as in `homa.rs`, but each end reads and writes only its
-//! own half and each half has a life of its own: the receiver's ends when it holds every packet
-//! (`Received`), the sender's when every packet is acknowledged (`Closed`; every packet arriving whole is
-//! acknowledged once). Packets reaching a closed half are dropped, as a real host drops those of a
-//! connection it has closed. The record is freed when both halves are closed; in a parallel run, where a
-//! part runs only its own hosts' halves, at the next meeting of the parts, the same in every part
-//! (`retire`), so a message has the same slot everywhere. Docs: docs/ndp.md.
+//! own half and each half has a life of its own (`split.rs`): the receiver's ends when it holds every
+//! packet (`Received`), the sender's when every packet is acknowledged (`Closed`; every packet arriving
+//! whole is acknowledged once). Packets reaching a closed half are dropped, as a real host drops those of a
+//! connection it has closed. Docs: docs/ndp.md.
 
 use std::collections::VecDeque;
 
+use super::split::{Ends, Split};
 use super::{packet_count, payload_of, track_slot, Ctx, FlowEvent, FlowSpec, Steer, Timer};
 use crate::engine::{Slab, TimerKind};
 use crate::net::packet::{Packet, PktKind};
@@ -86,9 +85,8 @@ struct Msg {
     acked: u32,
     /// The sender's timeouts.
     snd_timeouts: u32,
-    /// The sender's half is open: this host is its source (in a parallel run: this part's) and not every
-    /// packet is acknowledged yet.
-    snd_open: bool,
+    /// Which halves are open here (the sender's until every packet is acknowledged).
+    ends: Ends,
     // --- receiver ---
     got: Vec<bool>,
     got_pkts: u32,
@@ -105,10 +103,6 @@ struct Msg {
     timer: Timer,
     /// The receiver's timeouts.
     timeouts: u32,
-    /// The receiver's half is open: its destination is this run's (this part's) and still misses packets.
-    rcv_open: bool,
-    /// Halves closed, as the meetings of a parallel run have told (the record is freed at 2).
-    retired: u8,
 }
 
 impl Msg {
@@ -142,12 +136,7 @@ pub struct Ndp {
     cfg: NdpConfig,
     msgs: Slab<Msg>,
     gens: Vec<u32>,
-    /// In a parallel run, the hosts whose ends this part runs (None: every host, the serial run).
-    local: Option<Vec<bool>>,
-    /// In a parallel run, the messages one of whose halves closed here since the last meeting.
-    retiring: Vec<u32>,
-    /// Receivers' halves open: the messages not yet received.
-    receiving: usize,
+    split: Split,
     hosts: Vec<HostState>,
     /// Per host: time between pulls (one full frame at the host's link rate).
     spacing: Vec<Time>,
@@ -162,9 +151,7 @@ impl Ndp {
             cfg,
             msgs: Slab::default(),
             gens: Vec::new(),
-            local: None,
-            retiring: Vec::new(),
-            receiving: 0,
+            split: Split::default(),
             hosts,
             spacing,
             stats: NdpStats::default(),
@@ -174,32 +161,19 @@ impl Ndp {
     /// Messages whose receiver still misses packets (a sender waiting for the last ACK is not counted: the
     /// message is delivered).
     pub fn active(&self) -> usize {
-        self.receiving
+        self.split.receiving
     }
 
-    /// Run only the ends at the hosts `mine` accepts (one part of a parallel run): every message is still
-    /// recorded everywhere, at the same slot.
-    pub fn set_local(&mut self, mine: Vec<bool>) {
-        self.local = Some(mine);
-    }
-
-    fn is_local(&self, h: NodeId) -> bool {
-        self.local.as_ref().is_none_or(|m| m[h.idx()])
-    }
-
-    /// The messages one of whose halves closed in this part since the last call (a parallel run's meeting
-    /// posts them to every part).
-    pub fn take_retiring(&mut self) -> Vec<u32> {
-        std::mem::take(&mut self.retiring)
+    /// Which hosts' ends this run runs, and what closed since the last meeting (a parallel run's parts).
+    pub fn split(&mut self) -> &mut Split {
+        &mut self.split
     }
 
     /// At a meeting of a parallel run: the halves every part closed since the last one (each part's in turn,
     /// the same list in every part); a message both of whose halves are closed is freed, in this order.
     pub fn retire(&mut self, slots: &[u32]) {
         for &s in slots {
-            let m = self.msgs.get_mut(s);
-            m.retired += 1;
-            if m.retired == 2 {
+            if self.msgs.get_mut(s).ends.retired() {
                 self.free(FlowSlot(s));
             }
         }
@@ -207,7 +181,7 @@ impl Ndp {
 
     /// Another part's counters, added to this one's (the merge at the end of a parallel run).
     pub fn add_part(&mut self, other: &Ndp) {
-        self.receiving += other.receiving;
+        self.split.receiving += other.split.receiving;
         let (a, b) = (&mut self.stats, &other.stats);
         a.pulls += b.pulls;
         a.nacks += b.nacks;
@@ -223,14 +197,10 @@ impl Ndp {
         self.msgs.remove(slot.0);
     }
 
-    /// A half of the message closed here: free the record once both are (in a parallel run, at the meeting).
-    fn close_half(&mut self, slot: FlowSlot) {
-        if self.local.is_some() {
-            self.retiring.push(slot.0);
-            return;
-        }
-        let m = self.msgs.get(slot.0);
-        if !m.snd_open && !m.rcv_open {
+    /// Close the sender's (`sender`) or the receiver's half of the message; free the record once both are
+    /// closed (in a parallel run, at the meeting).
+    fn close_half(&mut self, slot: FlowSlot, sender: bool) {
+        if self.split.close(&mut self.msgs.get_mut(slot.0).ends, slot.0, sender) {
             self.free(slot);
         }
     }
@@ -242,7 +212,7 @@ impl Ndp {
     pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
         let npkts = packet_count(f.size, self.cfg.payload);
         let window = self.cfg.first_window(npkts);
-        let (sending, receiving) = (self.is_local(f.src), self.is_local(f.dst));
+        let ends = self.split.open(f.src, f.dst);
         let m = Msg {
             id: f.id,
             src: f.src,
@@ -258,8 +228,8 @@ impl Ndp {
             snd_timer: Timer::default(),
             acked: 0,
             snd_timeouts: 0,
-            snd_open: sending,
-            got: if receiving { vec![false; npkts as usize] } else { Vec::new() },
+            ends,
+            got: if ends.rcv { vec![false; npkts as usize] } else { Vec::new() },
             got_pkts: 0,
             window,
             pulls: 0,
@@ -268,13 +238,10 @@ impl Ndp {
             seen: false,
             timer: Timer::default(),
             timeouts: 0,
-            rcv_open: receiving,
-            retired: 0,
         };
         let slot = FlowSlot(self.msgs.insert(m));
         track_slot(&mut self.gens, slot);
-        self.receiving += receiving as usize;
-        if !sending {
+        if !ends.snd {
             // Another part's sender (its receiver is this part's, or not): a parallel run's halves at other
             // parts are closed there and retired at the meetings.
             return;
@@ -298,7 +265,7 @@ impl Ndp {
             return; // a late packet of a finished message
         }
         let m = self.msgs.get(p.flow.0);
-        if !(if p.kind == PktKind::Data { m.rcv_open } else { m.snd_open }) {
+        if !(if p.kind == PktKind::Data { m.ends.rcv } else { m.ends.snd }) {
             return; // a late packet for a half already closed
         }
         match p.kind {
@@ -326,12 +293,11 @@ impl Ndp {
                 m.acked += 1;
                 if m.acked == m.npkts {
                     // Every packet is at the receiver: the sender's half is done.
-                    m.snd_open = false;
                     m.snd_timer.cancel();
                     m.rtx.clear();
                     let (id, retransmits, timeouts) = (m.id, m.retransmits, m.snd_timeouts);
                     ctx.report(FlowEvent::Closed { id, retransmits, timeouts });
-                    self.close_half(p.flow);
+                    self.close_half(p.flow, true);
                 }
             }
             other => unreachable!("{other:?} is not an NDP packet"),
@@ -347,8 +313,8 @@ impl Ndp {
         }
         let m = self.msgs.try_get(slot.0)?;
         match kind == TimerKind::Retransmit {
-            true => m.snd_open.then_some(m.src),
-            false => m.rcv_open.then_some(m.dst),
+            true => m.ends.snd.then_some(m.src),
+            false => m.ends.rcv.then_some(m.dst),
         }
     }
     pub fn on_timer(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32, kind: TimerKind) {
@@ -360,7 +326,7 @@ impl Ndp {
                 }
             }
             TimerKind::Resend => {
-                if self.gens.get(slot.idx()) != Some(&gen) || !self.msgs.get(slot.0).rcv_open {
+                if self.gens.get(slot.idx()) != Some(&gen) || !self.msgs.get(slot.0).ends.rcv {
                     return;
                 }
                 if self.msgs.get_mut(slot.0).timer.fire(ctx, slot, gen, kind) {
@@ -368,7 +334,7 @@ impl Ndp {
                 }
             }
             TimerKind::Retransmit => {
-                if self.gens.get(slot.idx()) != Some(&gen) || !self.msgs.get(slot.0).snd_open {
+                if self.gens.get(slot.idx()) != Some(&gen) || !self.msgs.get(slot.0).ends.snd {
                     return;
                 }
                 if self.msgs.get_mut(slot.0).snd_timer.fire(ctx, slot, gen, kind) {
@@ -456,11 +422,9 @@ impl Ndp {
             let m = self.msgs.get_mut(slot.0);
             if m.got_pkts == m.npkts {
                 m.timer.cancel();
-                m.rcv_open = false;
                 m.got = Vec::new();
                 ctx.report(FlowEvent::Received { id: m.id, at: ctx.now, timeouts: m.timeouts });
-                self.receiving -= 1;
-                self.close_half(slot);
+                self.close_half(slot, false);
                 return;
             }
         }
@@ -493,7 +457,7 @@ impl Ndp {
                 return;
             }
             let (slot, gen) = hs.pulls.pop_front().unwrap();
-            if self.gens[slot.idx()] != gen || !self.msgs.get(slot.0).rcv_open {
+            if self.gens[slot.idx()] != gen || !self.msgs.get(slot.0).ends.rcv {
                 continue; // the message completed meanwhile: its pull is not needed
             }
             let m = self.msgs.get_mut(slot.0);
