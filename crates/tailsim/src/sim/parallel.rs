@@ -24,10 +24,10 @@
 //!
 //! What a part's world cannot do yet is refused before anything runs (`World::parallel_refusal`): flows
 //! of the other transports (each keeps both ends of a flow in one record, docs/parallel.md step 3),
-//! workloads that start flows when others finish, faults, queue samples and other events of the whole
-//! fabric but the end of warm-up and arrivals (which every part handles), switch mechanisms but raw
-//! sources, QJUMP, corrupting links, an event budget. At the end the parts'
-//! nodes are gathered into the first part's world (`Network::take_part`), whose results are then those of
+//! workloads that start flows when others finish, corrupting links and faults, queue samples and other
+//! events of the whole fabric but the end of warm-up, arrivals, faults and re-convergence (which every part
+//! handles), switch mechanisms but raw sources, QJUMP, an event budget. At the end the parts' nodes are
+//! gathered into the first part's world (`Network::take_part`), whose results are then those of
 //! the serial run; it cannot run on.
 
 use super::{Progress, StopAt, StopReason, World};
@@ -57,8 +57,10 @@ pub struct Parallel {
     pub events: Vec<u64>,
 }
 
-/// A packet on its way to another part: the port whose wire it crosses, when it arrives, the packet.
-type Crossing = (PortId, Time, Packet);
+/// A packet on its way to another part: the port whose wire it crosses, when it arrives, the packet (None:
+/// the place of one lost as its serialization ended, whose arrival the serial run handles as an event that
+/// finds nothing: `end_tail`, net/link.rs).
+type Crossing = (PortId, Time, Option<Packet>);
 
 /// The node whose part handles `e`; None for an event of the whole fabric (or a flow's timer that will do
 /// nothing: its half is closed).
@@ -80,15 +82,16 @@ fn owner(net: &Network, transport: &Transport, e: Event) -> Option<NodeId> {
 /// (every part schedules its copy from the same handlers, so it keeps its place among the part's own events):
 /// the end of warm-up restarts each part's ports' and receivers' statistics; a workload's arrival records
 /// its flows in every part (the generator draws the same numbers everywhere) and starts each end in its
-/// host's part (docs/parallel.md, steps 3 and 4).
+/// host's part (docs/parallel.md, steps 3 and 4); a fault changes every part's copy of the link (each part
+/// acts on its own ports: a port being serialized when its link goes down is its node's), and the
+/// re-convergence that follows recomputes every part's routes alike.
 fn every_part(e: Event) -> bool {
-    matches!(e, Event::WarmupEnd | Event::Arrival(_))
+    matches!(e, Event::WarmupEnd | Event::Arrival(_) | Event::Fault(_) | Event::Reconverge)
 }
 
 /// What a pending event of the whole fabric is, for the refusal.
 fn whole_fabric(e: Event) -> &'static str {
     match e {
-        Event::Fault(_) | Event::Reconverge => "faults (a change of links everywhere at one instant)",
         Event::QueueSample => "queue samples (every port's queue at one instant)",
         Event::Timer(..) => "a transport's timers",
         Event::Mech(..) => "a mechanism's timers",
@@ -119,8 +122,13 @@ impl World {
                  parallel runs"
             ));
         }
-        if !self.faults.is_empty() {
-            return Some("faults change links everywhere at one instant: not yet in parallel runs".into());
+        if let Some(f) = self.faults.iter().find(|f| f.corrupt.is_some_and(|c| c > 0.0)) {
+            return Some(format!(
+                "a fault corrupts the link {} – {}: a link's losses are drawn at its far end from its near end's \
+                 stream, not yet split between parts",
+                self.net.node_name(f.a),
+                self.net.node_name(f.b)
+            ));
         }
         if self.sample_every.is_some() {
             return Some(
@@ -133,13 +141,12 @@ impl World {
         if let Some(m) = self.net.mechs.iter().find(|m| !matches!(m, Mech::Cbr(_))) {
             return Some(format!("mechanism \"{}\" is not yet split between parts", m.name()));
         }
-        if let Some(p) = self.net.ports.iter().find(|p| p.corrupt_p > 0.0 || !p.up) {
+        if let Some(p) = self.net.ports.iter().find(|p| p.corrupt_p > 0.0) {
             return Some(format!(
-                "the link {} → {} is {}: a link's losses are drawn at its far end from its near end's stream, not yet \
-                 split between parts",
+                "the link {} → {} is corrupting: a link's losses are drawn at its far end from its near end's stream, \
+                 not yet split between parts",
                 self.net.node_name(p.node),
                 self.net.node_name(p.peer),
-                if p.up { "corrupting" } else { "down" }
             ));
         }
         None
@@ -412,6 +419,15 @@ impl<'a> Part<'a> {
     /// arrival, whichever is earlier.
     fn post(&mut self, meet: &Meeting, round: u64) -> u64 {
         let mut earliest = self.w.ev.peek_time().map_or(NOTHING, |t| t.0 + 1);
+        // A packet kept on an exit wire while it is serialized (`window`) is handed over at the end of the
+        // window its serialization ends in, so no window may start after that end (a fast-path packet's end
+        // of serialization need not be an event).
+        for &(p, _) in &self.exits {
+            let port = &self.w.net.ports[p.idx()];
+            if let Some(&(at, _)) = port.wire.head() {
+                earliest = earliest.min(at.0 - port.delay.0 + 1);
+            }
+        }
         for (to, out) in self.outbox.iter_mut().enumerate() {
             if let Some(first) = out.iter().map(|c| c.1 .0 + 1).min() {
                 earliest = earliest.min(first);
@@ -449,7 +465,7 @@ impl<'a> Part<'a> {
         for from in 0..meet.n {
             let mut mail = meet.mailbox(round, self.id, from).lock().unwrap_or_else(|e| e.into_inner());
             for (p, at, pkt) in mail.drain(..) {
-                let id = self.w.pk.take_in(pkt);
+                let id = pkt.map_or(PktId::NONE, |pkt| self.w.pk.take_in(pkt));
                 self.w.net.ports[p.idx()].onto_wire(&mut self.w.ev, p, at, id);
             }
         }
@@ -506,10 +522,13 @@ impl<'a> Part<'a> {
             let port = &mut self.w.net.ports[p.idx()];
             let (wire, delay) = (&mut port.wire, port.delay);
             while let Some(&(at, _)) = wire.head() {
-                let (id, _) = wire.pop();
-                if id == PktId::NONE {
-                    continue;
+                if at.0 - delay.0 >= end.0 {
+                    // Still being serialized (a fast-path packet is on the wire from its first bit): it stays
+                    // until its serialization ends, when a link going down meanwhile can still take it back
+                    // (`HookSet::TAIL`, net/link.rs). It arrives a delay after that end, after this window.
+                    break;
                 }
+                let (id, _) = wire.pop();
                 if at < end {
                     meet.fail(format!(
                         "causality: a packet over port {} (a link between parts of {} ps) is due at {} ps, inside \
@@ -517,8 +536,9 @@ impl<'a> Part<'a> {
                         p.0, delay.0, at.0, end.0
                     ));
                 }
-                self.outbox[to].push((p, at, self.w.pk.hand_out(id)));
-                self.handed += 1;
+                let pkt = (id != PktId::NONE).then(|| self.w.pk.hand_out(id));
+                self.handed += pkt.is_some() as u64;
+                self.outbox[to].push((p, at, pkt));
             }
         }
     }
