@@ -300,6 +300,10 @@ def test_ndp_flows_on_threads_give_the_flows_of_one_thread(tmp_path):
     assert one.summary["flows_finished"] == 80 and one.summary["packets"]["trimmed"] > 0
     pd.testing.assert_frame_equal(one.flows, two.flows)
     pd.testing.assert_frame_equal(one.ports, two.ports)
+    # Flows keep every host with its switch: a k = 4 fat tree has 8 ToRs.
+    with pytest.raises(tailsim.ConfigError, match="use at most 8 threads"):
+        tailsim.run(cfg, tmp_path / "nine", progress=False, threads=9)
+    assert not (tmp_path / "nine").exists()
 
 
 def test_threads_refuse_what_cannot_be_cut_yet(tmp_path, monkeypatch):

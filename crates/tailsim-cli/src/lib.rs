@@ -365,6 +365,7 @@ fn run(
         if let Some(why) = exp.world.parallel_refusal(&exp.stop) {
             return Err(format!("--threads {threads}: {}: {why}", config.display()));
         }
+        exp.parallel_cut(threads).map_err(|e| format!("--threads {threads}: {}: {e}", config.display()))?;
         let world = tailsim::run::resident_memory_bytes().zip(before).map_or(0, |(a, b)| a.saturating_sub(b));
         tailsim::run::check_parallel_memory(threads, world).map_err(|e| format!("--threads {threads}: {e}"))?;
     }

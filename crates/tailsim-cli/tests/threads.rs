@@ -112,6 +112,14 @@ fn what_a_parallel_run_cannot_take_is_an_error_before_anything_runs() {
         "{o}{e}"
     );
     assert!(!e.contains("panicked") && !out.exists(), "{e}");
+    // A run of flows keeps every host with its switch: a k = 4 fat tree has 8 ToRs.
+    let ndp = ndp_experiment(&d);
+    let (ok, o, e) = tailsim(&["run", ndp.to_str().unwrap(), "--threads", "9", "--out", out.to_str().unwrap()]);
+    assert!(
+        !ok && e.contains("--threads 9") && e.contains("ndp.toml") && e.contains("use at most 8 threads"),
+        "{o}{e}"
+    );
+    assert!(!out.exists(), "{e}");
     // Every part holds a whole world: the memory limit counts them all.
     let raw = raw_experiment(&d);
     let (ok, o, e) = tailsim(&[

@@ -121,6 +121,7 @@ fn run(
         if let Some(why) = exp.world.parallel_refusal(&exp.stop) {
             return Err(ConfigError::new_err(format!("threads={threads}: {origin}: {why}")));
         }
+        exp.parallel_cut(threads).map_err(|e| ConfigError::new_err(format!("threads={threads}: {origin}: {e}")))?;
         let world = tailsim::run::resident_memory_bytes().zip(before).map_or(0, |(a, b)| a.saturating_sub(b));
         tailsim::run::check_parallel_memory(threads, world)
             .map_err(|e| ConfigError::new_err(format!("threads={threads}: {e}")))?;

@@ -247,8 +247,21 @@ impl Experiment {
         self.summary(stop, wall)
     }
 
+    /// The cut of a run on `parts` threads (docs/parallel.md): as `Partition::new` cuts the fabric, but a run
+    /// of flows keeps every host with its switch (a receiver's accounting reads its downlink), so it takes at
+    /// most as many threads as the fabric has ToRs. An error says why a cut cannot be made.
+    pub fn parallel_cut(&self, parts: usize) -> Result<crate::net::partition::Partition, String> {
+        use crate::net::partition::Partition;
+        let flows = self.world.generators.iter().any(|g| g.next_time().is_some());
+        if flows {
+            Partition::keeping_hosts(&self.world.net, parts)
+        } else {
+            Partition::new(&self.world.net, parts)
+        }
+    }
+
     /// Run on `others.len() + 1` threads (`threaded`; else their parts one after another on this one), the
-    /// fabric cut as `Partition::new` cuts it (docs/parallel.md). `others` are this experiment loaded as many
+    /// fabric cut by `parallel_cut`. `others` are this experiment loaded as many
     /// more times: every part runs in a whole world. The results are the serial run's; afterwards this
     /// experiment's world holds them but cannot run on. Conservation is checked in every part.
     pub fn run_parallel(
@@ -260,15 +273,7 @@ impl Experiment {
         if self.flow_level {
             return Err("the flow-level Ideal has no packets to share between threads".into());
         }
-        use crate::net::partition::Partition;
-        // A run of flows keeps every host with its switch (metrics/inbound.rs reads a receiver's downlink).
-        let flows = self.world.generators.iter().any(|g| g.next_time().is_some());
-        let parts = others.len() + 1;
-        let cut = if flows {
-            Partition::keeping_hosts(&self.world.net, parts)
-        } else {
-            Partition::new(&self.world.net, parts)
-        }?;
+        let cut = self.parallel_cut(others.len() + 1)?;
         let t0 = Instant::now();
         let others = others.into_iter().map(|e| e.world).collect();
         let par = self.world.run_parallel(others, &cut, self.stop, threaded, on_progress)?;
