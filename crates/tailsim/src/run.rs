@@ -252,8 +252,7 @@ impl Experiment {
     /// most as many threads as the fabric has ToRs. An error says why a cut cannot be made.
     pub fn parallel_cut(&self, parts: usize) -> Result<crate::net::partition::Partition, String> {
         use crate::net::partition::Partition;
-        let flows = self.world.generators.iter().any(|g| g.next_time().is_some());
-        if flows {
+        if self.world.makes_flows() {
             Partition::keeping_hosts(&self.world.net, parts)
         } else {
             Partition::new(&self.world.net, parts)

@@ -212,6 +212,11 @@ impl World {
         self.local.as_ref().is_none_or(|m| m[h.idx()])
     }
 
+    /// Whether a workload still has flows to release (what a parallel run must split by flow).
+    pub fn makes_flows(&self) -> bool {
+        self.generators.iter().any(|g| g.next_time().is_some())
+    }
+
     pub fn progress(&self) -> Progress {
         Progress {
             now: self.now,
@@ -567,8 +572,8 @@ impl World {
         if rate_driven {
             self.generators_left -= 1;
             if self.generators_left == 0 {
-                let local = self.local.as_deref();
-                self.inbound_at_last_arrival = self.inbound.sums(&self.net, self.now, |h| local.is_none_or(|m| m[h]));
+                let sums = self.inbound.sums(&self.net, self.now, |h| self.is_local(NodeId(h as u32)));
+                self.inbound_at_last_arrival = sums;
                 let now = self.now;
                 self.occupancy_at_last_arrival =
                     Some(self.net.ports.iter().map(|p| (p.avg_bytes(now), p.stats.max_bytes)).collect());

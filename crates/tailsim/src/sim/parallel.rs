@@ -106,7 +106,7 @@ impl World {
         if stop.max_events.is_some() {
             return Some("an event budget (stop.max_events) depends on how events are shared between parts".into());
         }
-        if self.generators.iter().any(|g| g.next_time().is_some()) {
+        if self.makes_flows() {
             if let Some(t) = self.transport.parallel_refusal() {
                 return Some(format!(
                     "{t} keeps both ends of a flow in one record, not yet split between parts (docs/parallel.md, step \
@@ -179,7 +179,7 @@ impl World {
             Some(l) => l,
             None => Time::MAX, // one part, or parts no link joins: one window
         };
-        let flows = self.generators.iter().any(|g| g.next_time().is_some());
+        let flows = self.makes_flows();
         if let Some(p) =
             self.net.ports.iter().find(|p| flows && self.net.is_host(p.node) && cut.of(p.node) != cut.of(p.peer))
         {

@@ -167,8 +167,8 @@ impl Homa {
         self.split.receiving
     }
 
-    /// Each end its own life: without losses only (see the module's comment).
-    fn ends_apart(&self) -> bool {
+    /// Each end its own life: without losses only (see the module's comment). What a parallel run needs.
+    pub fn ends_apart(&self) -> bool {
         self.cfg.resend_timeout.is_none()
     }
 
@@ -449,10 +449,7 @@ impl Homa {
                 m.in_inc = false;
                 m.got = Vec::new();
                 if in_inc {
-                    let inc = &mut self.hosts[host.idx()].inc;
-                    if let Some(i) = inc.iter().position(|&s| s == slot) {
-                        inc.remove(i);
-                    }
+                    self.leave_inc(host, slot);
                 }
                 self.close_half(slot, false);
             } else {
@@ -571,12 +568,16 @@ impl Homa {
             }
         }
         if in_inc {
-            let inc = &mut self.hosts[dst.idx()].inc;
-            if let Some(i) = inc.iter().position(|&s| s == slot) {
-                inc.remove(i);
-            }
+            self.leave_inc(dst, slot);
         }
-        self.gens[slot.idx()] += 1;
-        self.msgs.remove(slot.0);
+        self.free(slot);
+    }
+
+    /// Take a message out of its receiver's incoming list, keeping the SRPT order of the rest.
+    fn leave_inc(&mut self, dst: NodeId, slot: FlowSlot) {
+        let inc = &mut self.hosts[dst.idx()].inc;
+        if let Some(i) = inc.iter().position(|&s| s == slot) {
+            inc.remove(i);
+        }
     }
 }

@@ -246,7 +246,7 @@ impl Transport {
     pub fn parallel_refusal(&self) -> Option<&'static str> {
         match self {
             Transport::Ndp(_) => None,
-            Transport::Homa(h) if h.config().resend_timeout.is_none() => None,
+            Transport::Homa(h) if h.ends_apart() => None,
             Transport::Tcp(_) => Some("TCP"),
             Transport::Homa(_) => Some("Homa with losses recovered (transport.resend_timeout)"),
             Transport::Phost(_) => Some("pHost"),
