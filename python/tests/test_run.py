@@ -306,9 +306,21 @@ def test_ndp_flows_on_threads_give_the_flows_of_one_thread(tmp_path):
     assert not (tmp_path / "nine").exists()
 
 
+def test_dctcp_flows_on_two_threads_give_one_threads_results(tmp_path):
+    cfg = small_dict(flows=120)
+    one = tailsim.run(cfg, tmp_path / "one", progress=False)
+    two = tailsim.run(cfg, tmp_path / "two", progress=False, threads=2)
+    assert one.summary["flows_finished"] == 120 and one.summary["packets"]["ecn_marked"] > 0
+    pd.testing.assert_frame_equal(one.flows, two.flows)
+    pd.testing.assert_frame_equal(one.ports, two.ports)
+    assert (tmp_path / "one" / "flows.parquet").read_bytes() == (tmp_path / "two" / "flows.parquet").read_bytes()
+
+
 def test_threads_refuse_what_cannot_be_cut_yet(tmp_path, monkeypatch):
-    with pytest.raises(tailsim.ConfigError, match="TCP keeps both ends of a flow"):
-        tailsim.run(small_dict(flows=20), tmp_path / "x", progress=False, threads=2)
+    phost = small_dict(flows=20)
+    phost["transport"] = {"kind": "phost"}
+    with pytest.raises(tailsim.ConfigError, match="pHost keeps both ends of a flow"):
+        tailsim.run(phost, tmp_path / "x", progress=False, threads=2)
     assert not (tmp_path / "x").exists()
     # Every part holds a whole world: the memory limit counts them all.
     monkeypatch.setenv("TAILSIM_MAX_MEMORY", "20MB")

@@ -73,6 +73,12 @@ pub(crate) const SCENARIOS: &[(&str, &str, &str, &str)] = &[
         "1ms",
     ),
     (
+        "fattree1024-dctcp",
+        "k = 16 fat tree (1,024 hosts, 100 Gbps, 1 us links), web search at 50 %, DCTCP (K = 100 KB, 1 MB buffers), ECMP: TCP's flows in a parallel run (docs/parallel.md)",
+        include_str!("../../../examples/bench/fattree1024-dctcp.toml"),
+        "1ms",
+    ),
+    (
         "fattree1024-cbr",
         "k = 16 fat tree (1,024 hosts, 100 Gbps, 1 us links), raw bursts at 50 % from every host, sprayed: what a parallel run takes today (docs/parallel.md)",
         include_str!("../../../examples/bench/fattree1024-cbr.toml"),

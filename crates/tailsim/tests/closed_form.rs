@@ -144,3 +144,19 @@ fn a_lost_syn_costs_the_initial_rto() {
     assert_eq!(timeouts, 2);
     assert_eq!(twice - hs, 3_000_000_000_000);
 }
+
+#[test]
+fn the_receiver_answers_until_word_of_the_senders_close_reaches_it() {
+    // One packet under one leaf: received at 4.4 us; its 40 B ACK takes 2 × 32 ns + 2 × 1 us back, so the
+    // sender closes at 6.464 us; word of that reaches the receiver the path's propagation later (2 × 1 us),
+    // which closes its half and frees the flow's record.
+    let workload = trace_workload("one_flow_linger.csv", "0,1,1460,0\n");
+    let open_at = |ps: u64| {
+        let (e, s) = run(&format!("{SAME_LEAF}\n[transport]\nkind = \"tcp\"\n{workload}\n[stop]\ntime = \"{ps}ps\""));
+        assert_eq!(s.flows_finished, 1);
+        assert_eq!(e.world.records.nth(0).fct().unwrap().0, 4_400_000);
+        e.world.transport.active_flows()
+    };
+    assert_eq!(open_at(6_464_000 + 2_000_000 - 1), 1);
+    assert_eq!(open_at(6_464_000 + 2_000_000), 0);
+}

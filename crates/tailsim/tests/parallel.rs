@@ -236,6 +236,122 @@ fn homa_flows_cut_into_parts_give_the_serial_runs_results() {
     assert!(err.contains("Homa with losses recovered (transport.resend_timeout) keeps both ends"), "{err}");
 }
 
+/// A TCP-family transport on a k = 4 fat tree of 10 Gbps, 1 µs links, ECMP: web-search flows at 70 % load,
+/// `flows` of them, and an incast; `transport` holds the `[transport]` keys, `extra` is appended.
+fn tcp_fat_tree(flows: u32, transport: &str, extra: &str) -> String {
+    format!(
+        "seed = 5\n[topology]\nkind = \"fat-tree\"\nk = 4\nrate = \"10Gbps\"\ndelay = \"1us\"\n\
+         [transport]\n{transport}\n\
+         [[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.7\nflows = {flows}\n\
+         [[workload]]\nkind = \"incast\"\nsenders = 10\nsize = \"60KB\"\ncount = 3\ninterval = \"300us\"\n{extra}"
+    )
+}
+
+/// A run's own tables (TCP's cwnd trace and rx_gaps), as text.
+fn tables(e: &Experiment) -> Vec<String> {
+    e.world.transport.tables().iter().map(|(name, cols)| format!("{name}: {cols:?}")).collect()
+}
+
+#[test]
+fn tcp_flows_cut_into_parts_give_the_serial_runs_results() {
+    // Each case runs TCP's sender and receiver in their hosts' parts, the receiver's half closing when word
+    // of the sender's close reaches it (a message between hosts handed over at the meetings).
+    let trace = "[output]\ncwnd_trace = [3, 40, 41, 200]\nrx_gaps = true\n";
+    let cases = [
+        // DCTCP with ECN marks, delayed ACKs, both traces.
+        (
+            "dctcp",
+            tcp_fat_tree(
+                300,
+                "kind = \"dctcp\"\ndelayed_ack = 2",
+                &format!("[switch]\necn_threshold = \"30KB\"\n{trace}"),
+            ),
+        ),
+        // NewReno with SACK over small buffers: fast retransmits, timeouts, duplicates at receivers whose
+        // sender has closed; a time limit leaves flows open at both ends.
+        (
+            "losses",
+            tcp_fat_tree(
+                2000,
+                "kind = \"tcp\"\nmin_rto = \"100us\"\nhandshake = true\nsyn_rto = \"200us\"",
+                "[switch]\nbuffer = \"20KB\"\n[stop]\ntime = \"30ms\"\n",
+            ),
+        ),
+        // pFabric's queues and its fixed RTO (spurious retransmissions), an edge and a core link down a
+        // while with routes re-converging.
+        (
+            "pfabric",
+            tcp_fat_tree(
+                300,
+                "kind = \"pfabric\"",
+                "[switch]\nqueue = \"pfabric\"\nbuffer = \"36KB\"\n[routing]\nreroute = \"20us\"\n\
+                 [[fault]]\nat = \"200us\"\nlink = [\"agg1\", \"core1\"]\nstate = \"down\"\nduration = \"400us\"\n\
+                 [[fault]]\nat = \"300us\"\nlink = [\"h6\", \"edge3\"]\nstate = \"down\"\nduration = \"100us\"\n",
+            ),
+        ),
+    ];
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for (name, toml) in cases {
+        let mut e = exp(&toml);
+        let s = e.run(&mut |_| {}).unwrap_or_else(|err| panic!("{name}: {err}"));
+        let (want, want_tables) = (results(&e, &s), tables(&e));
+        let s = &want["summary"];
+        let finished = s["flows_finished"].as_u64().unwrap();
+        assert!(finished > 200, "{name}: flows finished ({finished})");
+        let retransmits: u64 = e.world.records.all().iter().map(|r| r.retransmits as u64).sum();
+        match name {
+            "dctcp" => {
+                assert!(s["packets"]["ecn_marked"].as_u64().unwrap() > 1000, "{name}: {}", s["packets"]);
+                assert_eq!(want_tables.len(), 2, "{name}: both traces");
+            }
+            "losses" => {
+                let timeouts: u64 = e.world.records.all().iter().map(|r| r.timeouts as u64).sum();
+                assert!(
+                    retransmits > 100 && timeouts > 10,
+                    "{name}: {retransmits} retransmissions, {timeouts} timeouts"
+                );
+                assert_eq!(s["stop_reason"], "time-limit");
+                assert!(s["flows_started"].as_u64().unwrap() > finished, "{name}: flows still open at the end");
+            }
+            _ => assert!(s["packets"]["dropped_link_down"].as_u64().unwrap() > 0 && retransmits > 0, "{name}: {s}"),
+        }
+        for n in [2, 3, 4, 8] {
+            for threaded in [false, true].into_iter().filter(|&t| !t || n <= cores) {
+                let mut e = exp(&toml);
+                let others = (1..n).map(|_| exp(&toml)).collect();
+                let (s, par) = e.run_parallel(others, threaded, &mut |_| true).unwrap_or_else(|err| panic!("{err}"));
+                assert!(par.handed_over > 100, "{name}, {n} parts: packets crossed ({})", par.handed_over);
+                if let Some(d) = first_difference(&want, &results(&e, &s), "") {
+                    panic!("{name}, {n} parts (threads: {threaded}): {d}");
+                }
+                assert!(tables(&e) == want_tables, "{name}, {n} parts (threads: {threaded}): the traces differ");
+            }
+        }
+    }
+}
+
+#[test]
+fn rdma_flows_cut_into_parts_give_the_serial_runs_results() {
+    // Go-back-N over small buffers: NAKs, rewinds, timeouts, duplicates answered by responders whose
+    // requester has closed, until word of that close reaches them.
+    let toml = tcp_fat_tree(300, "kind = \"rdma\"\nrto = \"100us\"", "[switch]\nbuffer = \"30KB\"\n");
+    let want = serial(&toml);
+    let s = &want["summary"];
+    assert_eq!(s["flows_finished"], s["flows_started"], "{s}");
+    let t = &s["transport"];
+    assert!(t["naks"].as_u64().unwrap() > 10 && t["duplicates"].as_u64().unwrap() > 10, "{t}");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for n in [2, 3, 4, 8] {
+        for threaded in [false, true].into_iter().filter(|&t| !t || n <= cores) {
+            let (got, par) = parallel(&toml, n, threaded);
+            assert!(par.handed_over > 100, "{n} parts: packets crossed ({})", par.handed_over);
+            if let Some(d) = first_difference(&want, &got, "") {
+                panic!("rdma, {n} parts (threads: {threaded}): {d}");
+            }
+        }
+    }
+}
+
 #[test]
 fn a_lookahead_longer_than_a_cut_link_is_caught() {
     let toml = raw_fat_tree(4, 5, 100);
@@ -246,6 +362,14 @@ fn a_lookahead_longer_than_a_cut_link_is_caught() {
     cut.assume_lookahead(tailsim::units::Time(right.0 * 2));
     let err = e.world.run_parallel(others, &cut, e.stop, true, &mut |_| true).unwrap_err();
     assert!(err.starts_with("causality: a packet over port"), "{err}");
+    // A message between hosts (TCP's close) due inside the window it was sent in is caught as well: here
+    // in the serial run that hands packets and messages over as the parts would, with a lookahead beyond
+    // every path's propagation delay (6 µs between pods).
+    let tcp = tcp_fat_tree(100, "kind = \"tcp\"", "");
+    let mut e = exp(&tcp);
+    let cut = tailsim::net::partition::Partition::keeping_hosts(&e.world.net, 2).unwrap();
+    let err = e.world.run_handing_over(e.stop, &cut, tailsim::units::Time::us(20)).unwrap_err();
+    assert!(err.starts_with("causality: a message between hosts of two parts"), "{err}");
     // The right lookahead runs.
     let mut e = exp(&toml);
     let cut = tailsim::net::partition::Partition::new(&e.world.net, 2).unwrap();
@@ -257,8 +381,9 @@ fn what_parts_cannot_do_yet_is_refused_before_anything_runs() {
     let base = raw_fat_tree(4, 5, 50);
     let cases = [
         (
-            "[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nuntil = \"1ms\"\n",
-            "TCP keeps both ends of a flow in one record",
+            "[transport]\nkind = \"phost\"\n[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\n\
+             until = \"1ms\"\n",
+            "pHost keeps both ends of a flow in one record",
         ),
         (
             "[transport]\nkind = \"ndp\"\n[[workload]]\nkind = \"background\"\nsize = \"1MB\"\n",

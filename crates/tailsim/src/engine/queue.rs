@@ -11,6 +11,9 @@ pub enum TimerKind {
     Resend,
     /// pHost's token clock, NDP's pull pacer: a receiver may send its next token or pull (the slot is the host).
     RxPacer,
+    /// TCP: word of the sender's close reaches the receiver, a message between the hosts that takes the
+    /// path's propagation delay (`EventQueue::schedule_message`); the receiver's half closes.
+    PeerClosed,
 }
 
 /// Everything that can happen. Events name components by id and carry no heap data, so an event is 16 bytes
@@ -73,6 +76,9 @@ pub const FIRST_SEQ: u64 = 1 << (SEQ_BITS - 1);
 /// Bits of an arrival's tie: every port number fits (`PortId` is 32 bits), below `FIRST_SEQ`.
 const ARRIVAL_BITS: u32 = 32;
 const _: () = assert!(ARRIVAL_BITS < SEQ_BITS - 1);
+/// The ties of messages between hosts (`schedule_message`): after every arrival's, before every other
+/// event's, their own key (a flow's id) above this.
+const MESSAGE_TIE: u64 = 1 << ARRIVAL_BITS;
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
@@ -149,21 +155,47 @@ pub struct EventQueue {
     pub held: Option<Box<Held>>,
 }
 
-/// The arrivals a run handing packets over between parts holds until the end of the window.
+/// The arrivals (and messages between hosts) a run handing packets over between parts holds until the end
+/// of the window.
 pub struct Held {
     /// Port p's link joins two parts.
     crossing: Vec<bool>,
+    /// Node n's part.
+    parts: Vec<u32>,
     /// The window's end.
     pub until: Time,
     /// In the order they were sent.
     pub arrivals: Vec<(Time, PortId)>,
+    /// Messages to a host of another part, in the order they were sent.
+    pub messages: Vec<Message>,
     /// The first arrival due before the end of the window it was sent in: (due, port, window's end).
     pub late: Option<(Time, PortId, Time)>,
+    /// The first message due before the end of the window it was sent in: (due, window's end).
+    pub late_message: Option<(Time, Time)>,
+}
+
+/// A message between hosts on its way to another part: when it is due, the event, its tie, the part.
+#[derive(Clone, Copy, Debug)]
+pub struct Message {
+    pub at: Time,
+    pub ev: Event,
+    pub tie: u64,
+    pub to: u32,
 }
 
 impl Held {
-    pub fn new(crossing: Vec<bool>) -> Held {
-        Held { crossing, until: Time::ZERO, arrivals: Vec::new(), late: None }
+    /// Hold the arrivals over the ports `crossing` marks, and the messages between hosts of two parts
+    /// (`parts`: node n's).
+    pub fn new(crossing: Vec<bool>, parts: Vec<u32>) -> Held {
+        Held {
+            crossing,
+            parts,
+            until: Time::ZERO,
+            arrivals: Vec::new(),
+            messages: Vec::new(),
+            late: None,
+            late_message: None,
+        }
     }
 }
 
@@ -238,6 +270,34 @@ impl EventQueue {
                 self.seq - 1
             }
         };
+        self.schedule_tied(at, ev, tie);
+    }
+    /// Schedule `ev`, a message from host `from` to host `to` (a transport's word between a flow's two ends
+    /// that is not a packet: TCP's close), due at `at`. Its tie is `key` (the flow's id), which both ends
+    /// know, so its place among simultaneous events does not depend on when it was scheduled: in a part of a
+    /// parallel run (or a run handing packets over) a message to another part's host is held to the window's
+    /// end and handed over as a packet is (sim/parallel.rs).
+    pub fn schedule_message(&mut self, at: Time, from: NodeId, to: NodeId, ev: Event, key: u64) {
+        assert!(key < FIRST_SEQ - MESSAGE_TIE, "a message's key is below 2^53 - 2^32");
+        let tie = MESSAGE_TIE + key;
+        if let Some(h) = self.held.as_mut() {
+            let to = h.parts[to.idx()];
+            if h.parts[from.idx()] != to {
+                if at < h.until && h.late_message.is_none() {
+                    h.late_message = Some((at, h.until));
+                }
+                h.messages.push(Message { at, ev, tie, to });
+                return;
+            }
+        }
+        self.schedule_tied(at, ev, tie);
+    }
+    /// A message handed over from another part (`schedule_message`'s held one).
+    pub fn schedule_handed(&mut self, m: Message) {
+        self.schedule_tied(m.at, m.ev, m.tie);
+    }
+    #[inline(always)]
+    fn schedule_tied(&mut self, at: Time, ev: Event, tie: u64) {
         let key = ((at.0 as u128) << 64) | tie as u128;
         let b = at.0 >> WIDTH_BITS;
         if b >= self.cur + BUCKETS as u64 {
@@ -331,6 +391,10 @@ impl EventQueue {
         h.arrivals.clear();
         n
     }
+    /// The end of a window in a parallel run's part: the messages to other parts' hosts, to hand over.
+    pub fn take_messages(&mut self) -> std::vec::Drain<'_, Message> {
+        self.held.as_mut().expect("holding").messages.drain(..)
+    }
     /// The end of a window in a run handing packets over: the held arrivals join the queue, the last sent
     /// first (the order must not matter). Returns how many there were.
     pub fn release_held(&mut self) -> usize {
@@ -341,6 +405,10 @@ impl EventQueue {
         let n = v.len();
         v.clear();
         self.held.as_mut().expect("holding").arrivals = v;
+        let messages = std::mem::take(&mut self.held.as_mut().expect("holding").messages);
+        for &m in &messages {
+            self.schedule_handed(m);
+        }
         n
     }
     /// The next event if it is due at or before `limit` (the run loop's one call per event: a peek and a
@@ -499,16 +567,22 @@ impl EventQueue {
     pub fn retain(&mut self, mut keep: impl FnMut(Event) -> bool) {
         let popped = self.popped;
         let mut kept = Vec::new();
-        while let Some((t, e)) = self.pop() {
+        while let Some(tie) = self.next_tie() {
+            let (t, e) = self.pop().expect("an event");
             if keep(e) {
-                kept.push((t, e));
+                kept.push((t, e, tie));
             }
         }
         let held = self.held.take();
         *self = EventQueue::new();
         (self.held, self.popped) = (held, popped);
-        for (t, e) in kept {
-            self.schedule(t, e);
+        for (t, e, tie) in kept {
+            // A message keeps its tie; the others' ties are renumbered in the same order.
+            if (MESSAGE_TIE..FIRST_SEQ).contains(&tie) {
+                self.schedule_tied(t, e, tie);
+            } else {
+                self.schedule(t, e);
+            }
         }
     }
 }

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 /// A named column. The `Opt` kinds hold values that may be unknown (an unfinished flow's end): null in
 /// Parquet (an OPTIONAL column), an empty field in CSV.
+#[derive(Debug)]
 pub enum Column {
     I64(&'static str, Vec<i64>),
     F64(&'static str, Vec<f64>),

@@ -46,7 +46,7 @@ pub use host::{Host, HostSink};
 pub use ledger::Packets;
 pub use switch::{LoadBalance, Switch};
 
-use crate::units::{NodeId, PktId, PortId, Time};
+use crate::units::{NodeId, PathId, PktId, PortId, Time};
 
 pub struct Network {
     pub hosts: Vec<Host>,
@@ -412,6 +412,13 @@ impl Network {
             node = self.ports[p.idx()].peer;
         }
         out
+    }
+
+    /// The propagation delay of the path from host `src` to host `dst` (`pin`, or the healthy fabric's first
+    /// choices): how long a message between the two hosts takes (`Ctx::tell`). At least the lookahead of
+    /// any cut that puts them in two parts, as the path crosses a link between those parts.
+    pub fn propagation(&self, src: NodeId, dst: NodeId, pin: PathId) -> Time {
+        Time(self.path_of(src, dst, pin).iter().map(|p| self.ports[p.idx()].delay.0).sum())
     }
 
     /// (port, neighbour) for every egress port of every node that is up, in port order: the graph routes are

@@ -27,10 +27,12 @@ pub struct PFabricQueue {
     pub evicted: Vec<PktId>,
 }
 
-/// A flow's identity at a switch: the 5-tuple, here (source, destination, flow slot).
+/// A flow's identity at a switch: the 5-tuple, here (source, destination, flow slot and generation). The
+/// generation too: a slot freed and taken by a new flow between the same hosts is another flow, and when a
+/// slot is freed differs between a serial and a parallel run (transport/split.rs).
 #[inline]
-fn flow_key(p: &Packet) -> (u32, u32, u32) {
-    (p.src.0, p.dst.0, p.flow.0)
+fn flow_key(p: &Packet) -> (u32, u32, u32, u32) {
+    (p.src.0, p.dst.0, p.flow.0, p.flow_gen)
 }
 
 impl PFabricQueue {

@@ -63,7 +63,9 @@ impl World {
         let limit = stop.time.unwrap_or(Time::MAX);
         let budget = stop.max_events.unwrap_or(u64::MAX);
         let crossing = self.net.ports.iter().map(|p| cut.of(p.node) != cut.of(p.peer)).collect();
-        self.ev.held = Some(Box::new(Held::new(crossing)));
+        let parts =
+            (0..self.net.n_hosts() + self.net.switches.len()).map(|n| cut.of(NodeId(n as u32)) as u32).collect();
+        self.ev.held = Some(Box::new(Held::new(crossing, parts)));
         let mut found =
             Handover { reason: StopReason::Finished, windows: 0, held: 0, misplaced: 0, first_misplaced: None };
         let mut schedulers = Schedulers(Vec::new());
@@ -114,6 +116,13 @@ impl World {
         // Whatever is still held joins the queue, so the state a stopped run leaves is a plain run's.
         self.ev.release_held();
         let held = self.ev.held.take().expect("held while handing over");
+        if let Some((at, until)) = held.late_message {
+            return Err(format!(
+                "causality: a message between hosts of two parts due at {} ps, inside the window it was sent in \
+                 (ending at {} ps): the lookahead is longer than the path's propagation delay",
+                at.0, until.0
+            ));
+        }
         match held.late {
             Some((at, p, until)) => Err(format!(
                 "causality: an arrival over port {} (a cut link of {} ps) due at {} ps, inside the window it \

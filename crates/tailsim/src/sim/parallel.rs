@@ -17,13 +17,13 @@
 //! the next window is in some part's queue or outbox). Outboxes alternate between two sets of mailboxes, so
 //! a part posting the next window's packets never mixes them with those a slower part is still taking in.
 //!
-//! Flows (NDP's, and Homa's without losses): every part handles a workload's arrivals (`every_part`) and
+//! Flows (TCP's and its variants', RDMA's, NDP's, Homa's without losses): every part handles a workload's arrivals (`every_part`) and
 //! records every flow; each end runs in its host's part; the records a flow's halves free are retired at
 //! the meetings, the same in every part, so a flow has one slot everywhere (transport/split.rs); the
 //! parts' flow records are merged by id at the end (docs/parallel.md, "Flows").
 //!
 //! What a part's world cannot do yet is refused before anything runs (`World::parallel_refusal`): flows
-//! of the other transports (each keeps both ends of a flow in one record, docs/parallel.md step 3),
+//! of pHost and Homa with losses (each keeps both ends of a flow in one record, docs/parallel.md step 3),
 //! workloads that start flows when others finish, corrupting links and faults, queue samples and other
 //! events of the whole fabric but the end of warm-up, arrivals, faults and re-convergence (which every part
 //! handles), switch mechanisms but raw sources, QJUMP, an event budget. At the end the parts' nodes are
@@ -31,7 +31,7 @@
 //! the serial run; it cannot run on.
 
 use super::{Progress, StopAt, StopReason, World};
-use crate::engine::{Event, Held, MinBarrier, Next};
+use crate::engine::{Event, Held, Message, MinBarrier, Next};
 use crate::metrics::records::FlowRecords;
 use crate::net::mech::Mech;
 use crate::net::packet::Packet;
@@ -61,6 +61,14 @@ pub struct Parallel {
 /// the place of one lost as its serialization ended, whose arrival the serial run handles as an event that
 /// finds nothing: `end_tail`, net/link.rs).
 type Crossing = (PortId, Time, Option<Packet>);
+
+/// What a part hands to another at a meeting: the packets crossing links, the messages between hosts
+/// (`EventQueue::schedule_message`: TCP's close).
+#[derive(Default)]
+struct Mail {
+    packets: Vec<Crossing>,
+    messages: Vec<Message>,
+}
 
 /// The node whose part handles `e`; None for an event of the whole fabric (or a flow's timer that will do
 /// nothing: its half is closed).
@@ -110,7 +118,8 @@ impl World {
             if let Some(t) = self.transport.parallel_refusal() {
                 return Some(format!(
                     "{t} keeps both ends of a flow in one record, not yet split between parts (docs/parallel.md, step \
-                     3): parallel runs carry flows of NDP, of Homa without losses and raw traffic (kind = \"cbr\") so far"
+                     3): parallel runs carry flows of TCP and its variants, RDMA, NDP, Homa without losses and raw \
+                     traffic (kind = \"cbr\") so far"
                 ));
             }
         }
@@ -269,7 +278,7 @@ struct Meeting {
     n: usize,
     barrier: MinBarrier,
     /// `mail[(round % 2) · n² + to · n + from]`.
-    mail: Vec<Mutex<Vec<Crossing>>>,
+    mail: Vec<Mutex<Mail>>,
     /// `retired[(round % 2) · n + from]`: the flows one of whose halves part `from` closed in its last
     /// window (every part reads every part's).
     retired: Vec<Mutex<Vec<u32>>>,
@@ -286,14 +295,14 @@ impl Meeting {
         Meeting {
             n,
             barrier: MinBarrier::new(n),
-            mail: (0..2 * n * n).map(|_| Mutex::new(Vec::new())).collect(),
+            mail: (0..2 * n * n).map(|_| Mutex::new(Mail::default())).collect(),
             retired: (0..2 * n).map(|_| Mutex::new(Vec::new())).collect(),
             error: Mutex::new(None),
             events: (0..n).map(|_| AtomicU64::new(0)).collect(),
         }
     }
 
-    fn mailbox(&self, round: u64, to: usize, from: usize) -> &Mutex<Vec<Crossing>> {
+    fn mailbox(&self, round: u64, to: usize, from: usize) -> &Mutex<Mail> {
         &self.mail[(round % 2) as usize * self.n * self.n + to * self.n + from]
     }
 
@@ -354,8 +363,8 @@ struct Part<'a> {
     exits: Vec<(PortId, usize)>,
     /// Node n is this part's (a debug build checks every event it handles).
     mine: Vec<bool>,
-    /// Per receiving part: the packets handed over at the end of the last window.
-    outbox: Vec<Vec<Crossing>>,
+    /// Per receiving part: the packets and messages handed over at the end of the last window.
+    outbox: Vec<Mail>,
     windows: u64,
     handed: u64,
     /// Events of the whole fabric this part handled (every part does: the merged run counts them once).
@@ -394,20 +403,21 @@ impl<'a> Part<'a> {
         for &(p, _) in &exits {
             crossing[p.idx()] = true;
         }
-        w.ev.held = Some(Box::new(Held::new(crossing)));
+        let nodes = w.net.n_hosts() + w.net.switches.len();
+        let parts = (0..nodes).map(|n| cut.of(NodeId(n as u32)) as u32).collect();
+        w.ev.held = Some(Box::new(Held::new(crossing, parts)));
         let hosts: Vec<bool> = (0..w.net.n_hosts()).map(|h| mine(NodeId(h as u32))).collect();
         if w.transport.parallel_refusal().is_none() {
             w.transport.set_local(hosts.clone());
         }
         w.local = Some(hosts);
-        let nodes = w.net.n_hosts() + w.net.switches.len();
         let mine = (0..nodes).map(|n| mine(NodeId(n as u32))).collect();
         Ok(Part {
             w,
             id,
             exits,
             mine,
-            outbox: vec![Vec::new(); cut.parts()],
+            outbox: (0..cut.parts()).map(|_| Mail::default()).collect(),
             windows: 0,
             handed: 0,
             shared: 0,
@@ -429,9 +439,12 @@ impl<'a> Part<'a> {
             }
         }
         for (to, out) in self.outbox.iter_mut().enumerate() {
-            if let Some(first) = out.iter().map(|c| c.1 .0 + 1).min() {
+            let packets = out.packets.iter().map(|c| c.1 .0 + 1);
+            if let Some(first) = packets.chain(out.messages.iter().map(|m| m.at.0 + 1)).min() {
                 earliest = earliest.min(first);
-                meet.mailbox(round, to, self.id).lock().unwrap_or_else(|e| e.into_inner()).append(out);
+                let mut mail = meet.mailbox(round, to, self.id).lock().unwrap_or_else(|e| e.into_inner());
+                mail.packets.append(&mut out.packets);
+                mail.messages.append(&mut out.messages);
             }
         }
         *meet.retired(round, self.id).lock().unwrap_or_else(|e| e.into_inner()) = self.w.transport.take_retiring();
@@ -464,9 +477,13 @@ impl<'a> Part<'a> {
     fn take_in(&mut self, meet: &Meeting, round: u64) {
         for from in 0..meet.n {
             let mut mail = meet.mailbox(round, self.id, from).lock().unwrap_or_else(|e| e.into_inner());
-            for (p, at, pkt) in mail.drain(..) {
+            for (p, at, pkt) in mail.packets.drain(..) {
                 let id = pkt.map_or(PktId::NONE, |pkt| self.w.pk.take_in(pkt));
                 self.w.net.ports[p.idx()].onto_wire(&mut self.w.ev, p, at, id);
+            }
+            // A message's tie is its own (a flow's id), so when it is scheduled does not matter.
+            for m in mail.messages.drain(..) {
+                self.w.ev.schedule_handed(m);
             }
         }
         // Every part frees the same flows' records in the same order, so a flow has one slot everywhere.
@@ -538,8 +555,18 @@ impl<'a> Part<'a> {
                 }
                 let pkt = (id != PktId::NONE).then(|| self.w.pk.hand_out(id));
                 self.handed += pkt.is_some() as u64;
-                self.outbox[to].push((p, at, pkt));
+                self.outbox[to].packets.push((p, at, pkt));
             }
+        }
+        for m in self.w.ev.take_messages() {
+            if m.at < end {
+                meet.fail(format!(
+                    "causality: a message between hosts of two parts is due at {} ps, inside the window it was sent \
+                     in (ending at {} ps): the lookahead is longer than the path's propagation delay",
+                    m.at.0, end.0
+                ));
+            }
+            self.outbox[m.to as usize].messages.push(m);
         }
     }
 

@@ -318,7 +318,9 @@ impl Homa {
                     self.on_resend_timeout(ctx, slot, gen);
                 }
             }
-            TimerKind::Retransmit | TimerKind::DelayedAck | TimerKind::RxPacer => unreachable!("not Homa's timers"),
+            TimerKind::Retransmit | TimerKind::DelayedAck | TimerKind::RxPacer | TimerKind::PeerClosed => {
+                unreachable!("not Homa's timers")
+            }
         }
     }
 

@@ -126,6 +126,14 @@ impl Ctx<'_> {
         *free = (*free).max(self.now) + rate.tx_time((p.size + wire_overhead) as u64);
         self.send(h, p);
     }
+    /// Word from one end of a flow to the other that is not a packet (TCP's close): `kind` fires at host
+    /// `to` for flow (`slot`, `gen`) after the propagation delay of the path from host `from` (`pin`, else
+    /// the healthy fabric's), its tie the flow's `id` (`EventQueue::schedule_message`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn tell(&mut self, from: NodeId, to: NodeId, pin: PathId, slot: FlowSlot, gen: u32, kind: TimerKind, id: u64) {
+        let at = self.now + self.net.propagation(from, to, pin);
+        self.ev.schedule_message(at, from, to, Event::Timer(slot, gen, kind), id);
+    }
     #[inline]
     pub fn report(&mut self, e: FlowEvent) {
         self.events.push(e);
@@ -239,18 +247,16 @@ impl Transport {
             Transport::Homa(t) => t.timer_node(slot, gen),
             Transport::Phost(t) => t.timer_node(slot, gen),
             Transport::Ndp(t) => t.timer_node(slot, gen, kind),
-            Transport::Rdma(t) => t.timer_node(slot, gen),
+            Transport::Rdma(t) => t.timer_node(slot, gen, kind),
         }
     }
     /// Why this transport's flows cannot be split between the parts of a parallel run (None: they can).
     pub fn parallel_refusal(&self) -> Option<&'static str> {
         match self {
-            Transport::Ndp(_) => None,
+            Transport::Ndp(_) | Transport::Tcp(_) | Transport::Rdma(_) => None,
             Transport::Homa(h) if h.ends_apart() => None,
-            Transport::Tcp(_) => Some("TCP"),
             Transport::Homa(_) => Some("Homa with losses recovered (transport.resend_timeout)"),
             Transport::Phost(_) => Some("pHost"),
-            Transport::Rdma(_) => Some("RDMA"),
         }
     }
 
@@ -265,6 +271,8 @@ impl Transport {
         match self {
             Transport::Ndp(t) => Some(t.split()),
             Transport::Homa(t) => Some(t.split()),
+            Transport::Tcp(t) => Some(t.split()),
+            Transport::Rdma(t) => Some(t.split()),
             _ => None,
         }
     }
@@ -279,6 +287,8 @@ impl Transport {
         match self {
             Transport::Ndp(t) => t.retire(slots),
             Transport::Homa(t) => t.retire(slots),
+            Transport::Tcp(t) => t.retire(slots),
+            Transport::Rdma(t) => t.retire(slots),
             _ => {}
         }
     }
@@ -288,6 +298,8 @@ impl Transport {
         match (self, other) {
             (Transport::Ndp(a), Transport::Ndp(b)) => a.add_part(b),
             (Transport::Homa(a), Transport::Homa(b)) => a.add_part(b),
+            (Transport::Tcp(a), Transport::Tcp(b)) => a.add_part(b),
+            (Transport::Rdma(a), Transport::Rdma(b)) => a.add_part(b),
             _ => {}
         }
     }

@@ -341,7 +341,7 @@ impl Ndp {
                     self.on_sender_timeout(ctx, slot, gen);
                 }
             }
-            TimerKind::DelayedAck | TimerKind::Pacer => unreachable!("not NDP's timers"),
+            TimerKind::DelayedAck | TimerKind::Pacer | TimerKind::PeerClosed => unreachable!("not NDP's timers"),
         }
     }
 

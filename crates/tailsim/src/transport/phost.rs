@@ -259,7 +259,7 @@ impl Phost {
                     self.on_timeout(ctx, slot, gen);
                 }
             }
-            TimerKind::Retransmit | TimerKind::DelayedAck => unreachable!("not pHost's timers"),
+            TimerKind::Retransmit | TimerKind::DelayedAck | TimerKind::PeerClosed => unreachable!("not pHost's timers"),
         }
     }
 

@@ -20,10 +20,14 @@
 //!
 //! The flow completes (`Received`) when the responder holds the last byte; the sender reports `Closed` when it
 //! is acknowledged. ACKs and NAKs travel in the data's class. One record per connection holds both ends' state,
-//! as in `ndp.rs`; each end reads only what the packets tell it. Docs: docs/transport-rdma.md.
+//! as in `ndp.rs`; each end reads only what the packets tell it, and each has a life of its own
+//! (transport/split.rs): the requester's ends with the last ACK, the responder's when word of that reaches it
+//! (`TimerKind::PeerClosed`, the path's propagation delay later), so that it answers duplicates meanwhile.
+//! Docs: docs/transport-rdma.md.
 
 use std::collections::VecDeque;
 
+use super::split::{Ends, Split};
 use super::{packet_count, payload_of, track_slot, Ctx, FlowEvent, FlowSpec, Steer, Timer};
 use crate::engine::{Slab, TimerKind};
 use crate::net::packet::{Packet, PktKind};
@@ -55,6 +59,8 @@ struct Qp {
     npkts: u32,
     steer: Steer,
     class: u8,
+    /// Which halves are open (transport/split.rs).
+    ends: Ends,
     // --- requester ---
     /// Oldest PSN not acknowledged.
     una: u32,
@@ -74,7 +80,6 @@ struct Qp {
     nak_sent: bool,
     /// In-order packets since the last ACK.
     unacked: u32,
-    received: bool,
 }
 
 impl Qp {
@@ -109,6 +114,8 @@ pub struct Rdma {
     qps: Slab<Qp>,
     gens: Vec<u32>,
     nics: Vec<HostNic>,
+    /// Which hosts' halves this run runs, and the halves closed since a parallel run's last meeting.
+    split: Split,
     pub stats: RdmaStats,
 }
 
@@ -119,12 +126,51 @@ impl Rdma {
             qps: Slab::default(),
             gens: Vec::new(),
             nics: (0..hosts).map(|_| HostNic::default()).collect(),
+            split: Split::default(),
             stats: RdmaStats::default(),
         }
     }
 
     pub fn active(&self) -> usize {
         self.qps.live()
+    }
+
+    pub fn split(&mut self) -> &mut Split {
+        &mut self.split
+    }
+
+    /// Close the requester's (`sender`) or the responder's half of a connection; free its record once both
+    /// are closed (in a parallel run, at the meeting: `retire`).
+    fn close_half(&mut self, slot: FlowSlot, sender: bool) {
+        if self.split.close(&mut self.qps.get_mut(slot.0).ends, slot.0, sender) {
+            self.free(slot);
+        }
+    }
+
+    fn free(&mut self, slot: FlowSlot) {
+        self.gens[slot.idx()] += 1;
+        self.qps.remove(slot.0);
+    }
+
+    /// At a meeting of a parallel run: the halves every part closed since the last one (each part's in turn,
+    /// the same list in every part); a connection both of whose halves are closed is freed, in this order.
+    pub fn retire(&mut self, slots: &[u32]) {
+        for &s in slots {
+            if self.qps.get_mut(s).ends.retired() {
+                self.free(FlowSlot(s));
+            }
+        }
+    }
+
+    /// Another part's counters, added to this one's (the merge at the end of a parallel run).
+    pub fn add_part(&mut self, other: &Rdma) {
+        self.split.receiving += other.split.receiving;
+        let (a, b) = (&mut self.stats, &other.stats);
+        a.retransmits += b.retransmits;
+        a.naks += b.naks;
+        a.timeouts += b.timeouts;
+        a.out_of_order += b.out_of_order;
+        a.duplicates += b.duplicates;
     }
 
     pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
@@ -136,6 +182,7 @@ impl Rdma {
             npkts: packet_count(f.size, self.cfg.payload),
             steer: f.steer(),
             class: f.class.unwrap_or(self.cfg.class),
+            ends: self.split.open(f.src, f.dst),
             una: 0,
             next: 0,
             high: 0,
@@ -146,12 +193,14 @@ impl Rdma {
             epsn: 0,
             nak_sent: false,
             unacked: 0,
-            received: false,
         };
+        let sends = qp.ends.snd;
         let slot = FlowSlot(self.qps.insert(qp));
         track_slot(&mut self.gens, slot);
         let gen = self.gens[slot.idx()];
-        self.make_ready(ctx, slot, gen);
+        if sends {
+            self.make_ready(ctx, slot, gen);
+        }
     }
 
     pub fn on_packet(&mut self, ctx: &mut Ctx, host: NodeId, id: PktId) {
@@ -159,6 +208,10 @@ impl Rdma {
         ctx.pk.consume(id);
         if self.gens.get(p.flow.idx()) != Some(&p.flow_gen) {
             return; // a late packet of a finished connection
+        }
+        let ends = self.qps.get(p.flow.0).ends;
+        if !(if p.kind == PktKind::Data { ends.rcv } else { ends.snd }) {
+            return; // a late packet for a half that has closed
         }
         match p.kind {
             PktKind::Data => self.on_data(ctx, host, p),
@@ -177,12 +230,14 @@ impl Rdma {
         }
     }
 
-    /// The host a queue pair's timer acts at (the handover check, sim/handover.rs): the sender's.
-    pub fn timer_node(&self, slot: FlowSlot, gen: u32) -> Option<NodeId> {
+    /// The host a queue pair's timer acts at (the handover check, sim/handover.rs): the retransmission timer
+    /// the requester's, word of its close the responder's.
+    pub fn timer_node(&self, slot: FlowSlot, gen: u32, kind: TimerKind) -> Option<NodeId> {
         if self.gens.get(slot.idx()) != Some(&gen) {
             return None; // its flow is gone: the timer does nothing
         }
-        Some(self.qps.try_get(slot.0)?.src)
+        let q = self.qps.try_get(slot.0)?;
+        Some(if kind == TimerKind::PeerClosed { q.dst } else { q.src })
     }
     pub fn on_timer(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32, kind: TimerKind) {
         match kind {
@@ -204,6 +259,11 @@ impl Rdma {
                 q.next = q.una;
                 q.timer.set(ctx, ctx.now + rto, slot, gen, TimerKind::Retransmit);
                 self.make_ready(ctx, slot, gen);
+            }
+            TimerKind::PeerClosed => {
+                if self.gens.get(slot.idx()) == Some(&gen) {
+                    self.close_half(slot, false);
+                }
             }
             TimerKind::DelayedAck | TimerKind::Resend | TimerKind::RxPacer => unreachable!("not RDMA's timers"),
         }
@@ -290,16 +350,11 @@ impl Rdma {
             return;
         }
         q.timer.cancel();
-        // The responder acknowledges the last PSN only once it holds it, so the record can go.
-        debug_assert!(q.received);
-        self.close(ctx, slot);
-    }
-
-    fn close(&mut self, ctx: &mut Ctx, slot: FlowSlot) {
-        let q = self.qps.get(slot.0);
+        // The responder acknowledges the last PSN only once it holds it: the requester is done. The responder
+        // answers duplicates until word of this reaches it.
         ctx.report(FlowEvent::Closed { id: q.id, retransmits: q.retransmits, timeouts: q.timeouts });
-        self.gens[slot.idx()] += 1;
-        self.qps.remove(slot.0);
+        ctx.tell(q.src, q.dst, q.steer.path, slot, gen, TimerKind::PeerClosed, q.id);
+        self.close_half(slot, true);
     }
 
     // ------------------------------------------------------------------ responder
@@ -343,7 +398,6 @@ impl Rdma {
         }
         let last = q.epsn == q.npkts;
         if last {
-            q.received = true;
             ctx.report(FlowEvent::Received { id: q.id, at: ctx.now, timeouts: 0 });
         }
         if last || q.unacked >= every {

@@ -163,7 +163,16 @@ impl Tcp {
     pub fn on_notice(&mut self, ctx: &mut Ctx, _host: NodeId, id: PktId) {
         let p = *ctx.pk.get(id);
         ctx.pk.sink(id);
-        if self.gens.get(p.flow.idx()) != Some(&p.flow_gen) {
+        // About a closed half (the notice of an ACK concerns the receiver, of data or a probe the sender).
+        let open = self.gens.get(p.flow.idx()) == Some(&p.flow_gen) && {
+            let ends = self.flows.get(p.flow.0).ends;
+            if p.noticed().0 == PktKind::Ack {
+                ends.rcv
+            } else {
+                ends.snd
+            }
+        };
+        if !open {
             self.stats.stale_notices += 1;
             return;
         }

@@ -16,6 +16,7 @@ use trace::{TraceEvent, Window};
 
 pub use fastlane::NoticeReaction;
 
+use super::split::{Ends, Split};
 use super::{Ctx, FlowEvent, FlowSpec, Steer, Timer};
 use crate::engine::{Slab, TimerKind};
 use crate::net::packet::{Packet, PktKind, SACK_BLOCKS};
@@ -174,6 +175,10 @@ struct Flow {
     steer: Steer,
     nsegs: u32,
     last_payload: u32,
+    /// Which halves are open (transport/split.rs): the sender's until its last ACK, the receiver's until word
+    /// of that close reaches it (`TimerKind::PeerClosed`, the path's propagation delay later), so that it
+    /// answers duplicates meanwhile (a lost last ACK is recovered: the sender resends, the receiver ACKs).
+    ends: Ends,
     // --- sender ---
     una: u32,
     nxt: u32,
@@ -238,6 +243,8 @@ pub struct Tcp {
     flows: Slab<Flow>,
     /// Generation per slot, bumped when a flow's state is freed.
     gens: Vec<u32>,
+    /// Which hosts' halves this run runs, and the halves closed since a parallel run's last meeting.
+    split: Split,
     pub stats: TcpStats,
     /// `output.cwnd_trace`: the traced flows' windows.
     pub trace: CwndTrace,
@@ -268,6 +275,7 @@ impl Tcp {
             cfg,
             flows: Slab::default(),
             gens: Vec::new(),
+            split: Split::default(),
             stats: TcpStats::default(),
             trace: CwndTrace::default(),
             rx_gaps: RxGaps::default(),
@@ -276,6 +284,48 @@ impl Tcp {
 
     pub fn active(&self) -> usize {
         self.flows.live()
+    }
+
+    pub fn split(&mut self) -> &mut Split {
+        &mut self.split
+    }
+
+    /// Close the sender's (`sender`) or the receiver's half of a flow; free its record once both are closed
+    /// (in a parallel run, at the meeting: `retire`).
+    fn close_half(&mut self, slot: FlowSlot, sender: bool) {
+        if self.split.close(&mut self.flows.get_mut(slot.0).ends, slot.0, sender) {
+            self.free(slot);
+        }
+    }
+
+    fn free(&mut self, slot: FlowSlot) {
+        self.gens[slot.idx()] += 1;
+        self.flows.remove(slot.0);
+    }
+
+    /// At a meeting of a parallel run: the halves every part closed since the last one (each part's in turn,
+    /// the same list in every part); a flow both of whose halves are closed is freed, in this order.
+    pub fn retire(&mut self, slots: &[u32]) {
+        for &s in slots {
+            if self.flows.get_mut(s).ends.retired() {
+                self.free(FlowSlot(s));
+            }
+        }
+    }
+
+    /// Another part's counters, added to this one's (the merge at the end of a parallel run).
+    pub fn add_part(&mut self, other: &Tcp) {
+        self.split.receiving += other.split.receiving;
+        let (a, b) = (&mut self.stats, &other.stats);
+        a.notices += b.notices;
+        a.stale_notices += b.stale_notices;
+        a.fl_recoveries += b.fl_recoveries;
+        a.fl_retransmits += b.fl_retransmits;
+        a.fl_control_resent += b.fl_control_resent;
+        a.fl_probes += b.fl_probes;
+        a.ecn_cuts += b.ecn_cuts;
+        self.trace.add(&other.trace);
+        self.rx_gaps.add(&other.rx_gaps);
     }
 
     pub fn config(&self) -> &TcpConfig {
@@ -305,6 +355,7 @@ impl Tcp {
             steer: f.steer(),
             nsegs,
             last_payload,
+            ends: self.split.open(f.src, f.dst),
             una: 0,
             nxt: 0,
             flags: vec![0; nsegs as usize],
@@ -348,9 +399,12 @@ impl Tcp {
             received: false,
             rx: trace::RxClock::default(),
         };
+        let sends = flow.ends.snd;
         let slot = FlowSlot(self.flows.insert(flow));
         super::track_slot(&mut self.gens, slot);
-        if self.cfg.handshake {
+        if !sends {
+            // Another part's sender (a parallel run): this part only records the flow, or runs its receiver.
+        } else if self.cfg.handshake {
             self.send_syn(ctx, slot);
         } else {
             self.try_send(ctx, slot);
@@ -362,6 +416,14 @@ impl Tcp {
         ctx.pk.consume(id);
         if self.gens.get(p.flow.idx()) != Some(&p.flow_gen) {
             return; // a late packet of a flow that has already closed
+        }
+        let ends = self.flows.get(p.flow.0).ends;
+        let open = match p.kind {
+            PktKind::Ack | PktKind::SynAck => ends.snd,
+            _ => ends.rcv,
+        };
+        if !open {
+            return; // a late packet for a half that has closed
         }
         match p.kind {
             PktKind::Data => self.on_data(ctx, p),
@@ -386,7 +448,10 @@ impl Tcp {
             return None; // its flow is gone: the timer does nothing
         }
         let f = self.flows.try_get(slot.0)?;
-        Some(if kind == TimerKind::DelayedAck { f.dst } else { f.src })
+        Some(match kind {
+            TimerKind::DelayedAck | TimerKind::PeerClosed => f.dst,
+            _ => f.src,
+        })
     }
     pub fn on_timer(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32, kind: TimerKind) {
         if self.gens.get(slot.idx()) != Some(&gen) {
@@ -404,10 +469,14 @@ impl Tcp {
                 }
             }
             TimerKind::DelayedAck => {
-                if f.delack_timer.fire(ctx, slot, gen, kind) && f.pending_acks > 0 {
+                if f.delack_timer.fire(ctx, slot, gen, kind) && f.pending_acks > 0 && f.ends.rcv {
                     let ece = f.ce_state;
                     self.send_ack(ctx, slot, ece);
                 }
+            }
+            TimerKind::PeerClosed => {
+                f.delack_timer.cancel();
+                self.close_half(slot, false);
             }
             TimerKind::Pacer | TimerKind::Resend | TimerKind::RxPacer => {
                 unreachable!("receiver-driven transports' timers")
@@ -674,10 +743,13 @@ impl Tcp {
         }
         if f.una == f.nsegs {
             f.rto_timer.cancel();
+            f.flags = Vec::new();
             let (id, retransmits, timeouts) = (f.id, f.retransmits, f.timeouts);
             ctx.report(FlowEvent::Closed { id, retransmits, timeouts });
-            self.flows.remove(slot.0);
-            self.gens[slot.idx()] += 1;
+            // The receiver's half answers duplicates until word of this close reaches it.
+            let gen = self.gens[slot.idx()];
+            ctx.tell(f.src, f.dst, f.steer.path, slot, gen, TimerKind::PeerClosed, id);
+            self.close_half(slot, true);
             return;
         }
         if advanced {

@@ -56,6 +56,11 @@ impl CwndTrace {
         self.flows.binary_search(&id).is_ok()
     }
 
+    /// Another part's rows (a parallel run's merge; each flow's rows are all in its sender's part).
+    pub fn add(&mut self, other: &CwndTrace) {
+        self.rows.extend(other.rows.iter().cloned());
+    }
+
     pub fn record(&mut self, at: Time, flow: u64, event: TraceEvent, w: Window) {
         let Window { cwnd, ssthresh, pipe, una, nxt } = w;
         self.rows.push(Row { at, flow, event, cwnd, ssthresh, pipe, una, nxt });
@@ -66,7 +71,10 @@ impl CwndTrace {
         if self.flows.is_empty() {
             return None;
         }
-        let r = &self.rows;
+        // By time, and simultaneous rows by flow: each flow's rows are its sender's, in its order, which a
+        // parallel run's parts keep apart (`add`); the order of two flows' rows at one instant is not theirs.
+        let mut r: Vec<&Row> = self.rows.iter().collect();
+        r.sort_by_key(|x| (x.at, x.flow));
         // "Not yet set" is infinity inside; the table says NaN, which Parquet and pandas read as missing.
         let ss = |x: f64| if x == f64::MAX { f64::NAN } else { x };
         Some((
@@ -139,6 +147,11 @@ impl RxClock {
 }
 
 impl RxGaps {
+    /// Another part's rows (a parallel run's merge; each flow's row is its receiver's part's).
+    pub fn add(&mut self, other: &RxGaps) {
+        self.rows.extend_from_slice(&other.rows);
+    }
+
     /// Flow `flow` completed with receiver clock `c`.
     pub fn record(&mut self, flow: u64, c: &RxClock) {
         if self.on {
