@@ -346,9 +346,9 @@ def run(
     has ``path``); errors in it name the row.
 
     ``threads`` runs the simulation on that many threads, the fabric cut into as many parts, with the results
-    of one thread (docs/parallel.md). So far the flows of TCP and its variants (DCTCP, CUBIC, pFabric,
-    PIAS), RDMA, NDP and Homa without losses (Poisson, incast, permutation and trace workloads) and raw traffic
-    (``kind = "cbr"``) can be cut; other runs raise :class:`tailsim.ConfigError` saying why.
+    of one thread (docs/parallel.md). So far the flows of every transport (Poisson, incast, permutation and
+    trace workloads) and raw traffic (``kind = "cbr"``) can be cut; other runs raise
+    :class:`tailsim.ConfigError` saying why.
     """
     kind, text, origin, base = normalize(config)
     sets = overrides(set)

@@ -11,8 +11,9 @@ pub enum TimerKind {
     Resend,
     /// pHost's token clock, NDP's pull pacer: a receiver may send its next token or pull (the slot is the host).
     RxPacer,
-    /// TCP: word of the sender's close reaches the receiver, a message between the hosts that takes the
-    /// path's propagation delay (`EventQueue::schedule_message`); the receiver's half closes.
+    /// Word of the other end's close reaches a flow's end, a message between the hosts that takes the path's
+    /// propagation delay (`EventQueue::schedule_message`): TCP's and RDMA's sender's to the receiver, lossy
+    /// Homa's and pHost's receiver's completion to the sender; that half closes.
     PeerClosed,
 }
 
@@ -273,7 +274,7 @@ impl EventQueue {
         self.schedule_tied(at, ev, tie);
     }
     /// Schedule `ev`, a message from host `from` to host `to` (a transport's word between a flow's two ends
-    /// that is not a packet: TCP's close), due at `at`. Its tie is `key` (the flow's id), which both ends
+    /// that is not a packet: a close), due at `at`. Its tie is `key` (the flow's id), which both ends
     /// know, so its place among simultaneous events does not depend on when it was scheduled: in a part of a
     /// parallel run (or a run handing packets over) a message to another part's host is held to the window's
     /// end and handed over as a packet is (sim/parallel.rs).

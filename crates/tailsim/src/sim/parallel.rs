@@ -17,13 +17,13 @@
 //! the next window is in some part's queue or outbox). Outboxes alternate between two sets of mailboxes, so
 //! a part posting the next window's packets never mixes them with those a slower part is still taking in.
 //!
-//! Flows (TCP's and its variants', RDMA's, NDP's, Homa's without losses): every part handles a workload's arrivals (`every_part`) and
-//! records every flow; each end runs in its host's part; the records a flow's halves free are retired at
-//! the meetings, the same in every part, so a flow has one slot everywhere (transport/split.rs); the
-//! parts' flow records are merged by id at the end (docs/parallel.md, "Flows").
+//! Flows (every transport's): every part handles a workload's arrivals (`every_part`) and records every
+//! flow; each end runs in its host's part; what one end tells the other without a packet (a close, a
+//! completion) is a message between hosts handed over with the packets; the records a flow's halves free
+//! are retired at the meetings, the same in every part, so a flow has one slot everywhere
+//! (transport/split.rs); the parts' flow records are merged by id at the end (docs/parallel.md, "Flows").
 //!
-//! What a part's world cannot do yet is refused before anything runs (`World::parallel_refusal`): flows
-//! of pHost and Homa with losses (each keeps both ends of a flow in one record, docs/parallel.md step 3),
+//! What a part's world cannot do yet is refused before anything runs (`World::parallel_refusal`):
 //! workloads that start flows when others finish, corrupting links and faults, queue samples and other
 //! events of the whole fabric but the end of warm-up, arrivals, faults and re-convergence (which every part
 //! handles), switch mechanisms but raw sources, QJUMP, an event budget. At the end the parts' nodes are
@@ -113,15 +113,6 @@ impl World {
     pub fn parallel_refusal(&self, stop: &StopAt) -> Option<String> {
         if stop.max_events.is_some() {
             return Some("an event budget (stop.max_events) depends on how events are shared between parts".into());
-        }
-        if self.makes_flows() {
-            if let Some(t) = self.transport.parallel_refusal() {
-                return Some(format!(
-                    "{t} keeps both ends of a flow in one record, not yet split between parts (docs/parallel.md, step \
-                     3): parallel runs carry flows of TCP and its variants, RDMA, NDP, Homa without losses and raw \
-                     traffic (kind = \"cbr\") so far"
-                ));
-            }
         }
         if let Some(i) = self.generators.iter().position(|g| matches!(g, Generator::Jobs(_) | Generator::Background(_)))
         {
@@ -407,9 +398,7 @@ impl<'a> Part<'a> {
         let parts = (0..nodes).map(|n| cut.of(NodeId(n as u32)) as u32).collect();
         w.ev.held = Some(Box::new(Held::new(crossing, parts)));
         let hosts: Vec<bool> = (0..w.net.n_hosts()).map(|h| mine(NodeId(h as u32))).collect();
-        if w.transport.parallel_refusal().is_none() {
-            w.transport.set_local(hosts.clone());
-        }
+        w.transport.set_local(hosts.clone());
         w.local = Some(hosts);
         let mine = (0..nodes).map(|n| mine(NodeId(n as u32))).collect();
         Ok(Part {

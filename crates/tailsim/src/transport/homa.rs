@@ -15,11 +15,12 @@
 //!
 //! One record per message holds both ends' state (each end reads only its own fields); packets name the
 //! message by slot and generation, so a late packet of a finished message is recognised and dropped.
-//! Without losses (no `resend_timeout`) each end has a life of its own (`split.rs`): the sender's ends at
-//! its last send (only GRANTs, which it no longer needs, can follow), the receiver's when it holds every
-//! byte, so a parallel run can run each in its host's part. With losses the sender must keep its half for
-//! RESENDs until the receiver has everything, which only the receiver knows: both end together there, and
-//! a parallel run refuses. Docs: docs/homa.md.
+//! Each end has a life of its own (`split.rs`), so a parallel run can run each in its host's part: the
+//! receiver's ends when it holds every byte. Without losses (no `resend_timeout`) the sender's ends at its
+//! last send (only GRANTs, which it no longer needs, can follow). With losses it must answer RESENDs until
+//! the receiver has everything, which only the receiver knows: the receiver's completion reaches it as a
+//! message between the hosts (`TimerKind::PeerClosed`, the path's propagation delay later), and its half
+//! ends there. Docs: docs/homa.md.
 
 use super::split::{Ends, Split};
 use super::{packet_count, payload_of, track_slot, Ctx, FlowEvent, FlowSpec, Steer, Timer};
@@ -167,8 +168,9 @@ impl Homa {
         self.split.receiving
     }
 
-    /// Each end its own life: without losses only (see the module's comment). What a parallel run needs.
-    pub fn ends_apart(&self) -> bool {
+    /// The sender's half ends at its last send (without losses; see the module's comment), else when word of
+    /// the receiver's completion reaches it.
+    fn ends_at_last_send(&self) -> bool {
         self.cfg.resend_timeout.is_none()
     }
 
@@ -293,12 +295,16 @@ impl Homa {
     }
 
     /// The host a message timer acts at (the handover check, sim/handover.rs): the resend timer the
-    /// receiver's (None once the receiver's half is closed: it does nothing).
-    pub fn timer_node(&self, slot: FlowSlot, gen: u32) -> Option<NodeId> {
+    /// receiver's, word of the receiver's completion the sender's (None once that half is closed: it does
+    /// nothing).
+    pub fn timer_node(&self, slot: FlowSlot, gen: u32, kind: TimerKind) -> Option<NodeId> {
         if self.gens.get(slot.idx()) != Some(&gen) {
             return None; // its flow is gone: the timer does nothing
         }
         let m = self.msgs.try_get(slot.0)?;
+        if kind == TimerKind::PeerClosed {
+            return m.ends.snd.then_some(m.src);
+        }
         m.ends.rcv.then_some(m.dst)
     }
     pub fn on_timer(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32, kind: TimerKind) {
@@ -318,9 +324,12 @@ impl Homa {
                     self.on_resend_timeout(ctx, slot, gen);
                 }
             }
-            TimerKind::Retransmit | TimerKind::DelayedAck | TimerKind::RxPacer | TimerKind::PeerClosed => {
-                unreachable!("not Homa's timers")
+            TimerKind::PeerClosed => {
+                if self.gens.get(slot.idx()) == Some(&gen) && self.msgs.get(slot.0).ends.snd {
+                    self.sender_done(ctx, slot);
+                }
             }
+            TimerKind::Retransmit | TimerKind::DelayedAck | TimerKind::RxPacer => unreachable!("not Homa's timers"),
         }
     }
 
@@ -380,7 +389,7 @@ impl Homa {
             p.class = class;
             p.ts = ctx.now;
             m.steer.apply(&mut p);
-            let done = m.next == m.npkts && m.resend.0 >= m.resend.1 && self.ends_apart();
+            let done = m.next == m.npkts && m.resend.0 >= m.resend.1 && self.ends_at_last_send();
             let (id, retransmits) = (m.id, m.retransmits);
             self.send(ctx, h, p);
             if done {
@@ -434,7 +443,7 @@ impl Homa {
         let slot = p.flow;
         let gen = p.flow_gen;
         let to = self.cfg.resend_timeout;
-        let apart = self.ends_apart();
+        let at_last_send = self.ends_at_last_send();
         let m = self.msgs.get_mut(slot.0);
         if m.got[p.seq as usize] {
             return; // a duplicate (a resend that crossed the original)
@@ -444,21 +453,19 @@ impl Homa {
         m.got_bytes += p.payload as u64;
         if m.got_pkts == m.npkts {
             m.resend_timer.cancel();
-            let (id, retransmits, timeouts) = (m.id, m.retransmits, m.timeouts);
-            if apart {
-                ctx.report(FlowEvent::Received { id, at: ctx.now, timeouts });
-                let in_inc = m.in_inc;
-                m.in_inc = false;
-                m.got = Vec::new();
-                if in_inc {
-                    self.leave_inc(host, slot);
-                }
-                self.close_half(slot, false);
-            } else {
-                ctx.report(FlowEvent::Received { id, at: ctx.now, timeouts: 0 });
-                ctx.report(FlowEvent::Closed { id, retransmits, timeouts });
-                self.finish(slot);
+            let (id, timeouts, src, path) = (m.id, m.timeouts, m.src, m.steer.path);
+            ctx.report(FlowEvent::Received { id, at: ctx.now, timeouts });
+            let in_inc = m.in_inc;
+            m.in_inc = false;
+            m.got = Vec::new();
+            if in_inc {
+                self.leave_inc(host, slot);
             }
+            if !at_last_send {
+                // The sender answers RESENDs until word of this reaches it.
+                ctx.tell(host, src, path.reverse(), slot, gen, TimerKind::PeerClosed, id);
+            }
+            self.close_half(slot, false);
             self.grant(ctx, host);
             return;
         }
@@ -557,22 +564,20 @@ impl Homa {
         self.send(ctx, dst, r);
     }
 
-    /// The receiver has every byte (with losses possible): drop both ends' state (the sender has nothing left
-    /// worth sending).
-    fn finish(&mut self, slot: FlowSlot) {
-        self.split.receiving -= 1;
-        let m = self.msgs.get(slot.0);
-        let (src, dst, in_out, in_inc) = (m.src, m.dst, m.in_out, m.in_inc);
+    /// Word of the receiver's completion reached the sender (with losses possible): it has nothing left
+    /// worth sending.
+    fn sender_done(&mut self, ctx: &mut Ctx, slot: FlowSlot) {
+        let m = self.msgs.get_mut(slot.0);
+        let (id, retransmits, src, in_out) = (m.id, m.retransmits, m.src, m.in_out);
+        m.in_out = false;
         if in_out {
             let out = &mut self.hosts[src.idx()].out;
             if let Some(i) = out.iter().position(|&s| s == slot) {
                 out.swap_remove(i);
             }
         }
-        if in_inc {
-            self.leave_inc(dst, slot);
-        }
-        self.free(slot);
+        ctx.report(FlowEvent::Closed { id, retransmits, timeouts: 0 });
+        self.close_half(slot, true);
     }
 
     /// Take a message out of its receiver's incoming list, keeping the SRPT order of the rest.

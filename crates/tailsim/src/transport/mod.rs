@@ -126,7 +126,7 @@ impl Ctx<'_> {
         *free = (*free).max(self.now) + rate.tx_time((p.size + wire_overhead) as u64);
         self.send(h, p);
     }
-    /// Word from one end of a flow to the other that is not a packet (TCP's close): `kind` fires at host
+    /// Word from one end of a flow to the other that is not a packet (a close): `kind` fires at host
     /// `to` for flow (`slot`, `gen`) after the propagation delay of the path from host `from` (`pin`, else
     /// the healthy fabric's), its tie the flow's `id` (`EventQueue::schedule_message`).
     #[allow(clippy::too_many_arguments)]
@@ -244,42 +244,31 @@ impl Transport {
         }
         match self {
             Transport::Tcp(t) => t.timer_node(slot, gen, kind),
-            Transport::Homa(t) => t.timer_node(slot, gen),
-            Transport::Phost(t) => t.timer_node(slot, gen),
+            Transport::Homa(t) => t.timer_node(slot, gen, kind),
+            Transport::Phost(t) => t.timer_node(slot, gen, kind),
             Transport::Ndp(t) => t.timer_node(slot, gen, kind),
             Transport::Rdma(t) => t.timer_node(slot, gen, kind),
         }
     }
-    /// Why this transport's flows cannot be split between the parts of a parallel run (None: they can).
-    pub fn parallel_refusal(&self) -> Option<&'static str> {
-        match self {
-            Transport::Ndp(_) | Transport::Tcp(_) | Transport::Rdma(_) => None,
-            Transport::Homa(h) if h.ends_apart() => None,
-            Transport::Homa(_) => Some("Homa with losses recovered (transport.resend_timeout)"),
-            Transport::Phost(_) => Some("pHost"),
-        }
-    }
-
-    /// Run only the flows' ends at the hosts `mine` accepts (a part of a parallel run; `parallel_refusal`
-    /// says which transports can).
+    /// Run only the flows' ends at the hosts `mine` accepts (a part of a parallel run).
     pub fn set_local(&mut self, mine: Vec<bool>) {
-        self.split().expect("refused by parallel_refusal").set_local(mine);
+        self.split().set_local(mine);
     }
 
-    /// The split of a transport whose flows' ends live apart (`split.rs`).
-    fn split(&mut self) -> Option<&mut split::Split> {
+    /// Every transport's flows' ends live apart (`split.rs`).
+    fn split(&mut self) -> &mut split::Split {
         match self {
-            Transport::Ndp(t) => Some(t.split()),
-            Transport::Homa(t) => Some(t.split()),
-            Transport::Tcp(t) => Some(t.split()),
-            Transport::Rdma(t) => Some(t.split()),
-            _ => None,
+            Transport::Ndp(t) => t.split(),
+            Transport::Homa(t) => t.split(),
+            Transport::Tcp(t) => t.split(),
+            Transport::Rdma(t) => t.split(),
+            Transport::Phost(t) => t.split(),
         }
     }
 
     /// The flows one of whose halves closed in this part since the last meeting of a parallel run.
     pub fn take_retiring(&mut self) -> Vec<u32> {
-        self.split().map(|s| s.take_retiring()).unwrap_or_default()
+        self.split().take_retiring()
     }
 
     /// At a meeting of a parallel run: every part's closed halves, in part order (the same in every part).
@@ -289,7 +278,7 @@ impl Transport {
             Transport::Homa(t) => t.retire(slots),
             Transport::Tcp(t) => t.retire(slots),
             Transport::Rdma(t) => t.retire(slots),
-            _ => {}
+            Transport::Phost(t) => t.retire(slots),
         }
     }
 
@@ -300,6 +289,7 @@ impl Transport {
             (Transport::Homa(a), Transport::Homa(b)) => a.add_part(b),
             (Transport::Tcp(a), Transport::Tcp(b)) => a.add_part(b),
             (Transport::Rdma(a), Transport::Rdma(b)) => a.add_part(b),
+            (Transport::Phost(a), Transport::Phost(b)) => a.add_part(b),
             _ => {}
         }
     }

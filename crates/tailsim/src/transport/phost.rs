@@ -19,10 +19,15 @@
 //! - Lost packets (finite buffers only; off when nothing can be lost): a receiver that hears nothing of an
 //!   incomplete message for `timeout` tokens its missing packets again.
 //!
-//! One record per message holds both ends' state, as in `homa.rs`. Docs: docs/phost.md.
+//! One record per message holds both ends' state, as in `homa.rs`; each end reads only its own fields and has
+//! a life of its own (`split.rs`): the receiver's ends when it holds every byte, the sender's when word of
+//! that reaches it (`TimerKind::PeerClosed`, a message between the hosts that takes the path's propagation
+//! delay): until then it spends the tokens that reach it, as a sender that cannot know would. Docs:
+//! docs/phost.md.
 
 use std::collections::{BTreeMap, VecDeque};
 
+use super::split::{Ends, Split};
 use super::{packet_count, payload_of, track_slot, Ctx, FlowEvent, FlowSpec, Steer, Timer};
 use crate::engine::{Slab, TimerKind};
 use crate::net::packet::{Packet, PktKind};
@@ -60,6 +65,8 @@ struct Msg {
     size: u64,
     npkts: u32,
     steer: Steer,
+    /// Which halves are open (`split.rs`).
+    ends: Ends,
     /// Packets sent on free tokens.
     free: u32,
     // --- sender ---
@@ -148,17 +155,67 @@ pub struct Phost {
     hosts: Vec<HostState>,
     /// Per host: one full frame's time at its link rate (the token clock).
     spacing: Vec<Time>,
+    /// Which hosts' halves this run runs, and the halves closed since a parallel run's last meeting.
+    split: Split,
     pub stats: PhostStats,
 }
 
 impl Phost {
     pub fn new(cfg: PhostConfig, spacing: Vec<Time>) -> Phost {
         let hosts = spacing.iter().map(|_| HostState::default()).collect();
-        Phost { cfg, msgs: Slab::default(), gens: Vec::new(), hosts, spacing, stats: PhostStats::default() }
+        Phost {
+            cfg,
+            msgs: Slab::default(),
+            gens: Vec::new(),
+            hosts,
+            spacing,
+            split: Split::default(),
+            stats: PhostStats::default(),
+        }
     }
 
+    /// Messages not yet received.
     pub fn active(&self) -> usize {
-        self.msgs.live()
+        self.split.receiving
+    }
+
+    pub fn split(&mut self) -> &mut Split {
+        &mut self.split
+    }
+
+    /// At a meeting of a parallel run: the halves every part closed since the last one (each part's in turn,
+    /// the same list in every part); a message both of whose halves are closed is freed, in this order.
+    pub fn retire(&mut self, slots: &[u32]) {
+        for &s in slots {
+            if self.msgs.get_mut(s).ends.retired() {
+                self.free(FlowSlot(s));
+            }
+        }
+    }
+
+    /// Another part's counters, added to this one's (the merge at the end of a parallel run).
+    pub fn add_part(&mut self, other: &Phost) {
+        self.split.receiving += other.split.receiving;
+        let (a, b) = (&mut self.stats, &other.stats);
+        a.tokens += b.tokens;
+        a.expired_at_sender += b.expired_at_sender;
+        a.expired += b.expired;
+        a.downgrades += b.downgrades;
+        a.upgrades += b.upgrades;
+        a.duplicates += b.duplicates;
+    }
+
+    fn free(&mut self, slot: FlowSlot) {
+        self.gens[slot.idx()] += 1;
+        self.msgs.remove(slot.0);
+    }
+
+    /// Close the sender's (`sender`) or the receiver's half; free the record once both are closed (in a
+    /// parallel run, at the meeting).
+    fn close_half(&mut self, slot: FlowSlot, sender: bool) {
+        if self.split.close(&mut self.msgs.get_mut(slot.0).ends, slot.0, sender) {
+            self.free(slot);
+        }
     }
 
     pub fn config(&self) -> &PhostConfig {
@@ -179,6 +236,7 @@ impl Phost {
             size: f.size,
             npkts,
             steer: f.steer(),
+            ends: self.split.open(f.src, f.dst),
             free,
             next_free: 0,
             tokens: VecDeque::new(),
@@ -196,9 +254,13 @@ impl Phost {
             timer: Timer::default(),
             timeouts: 0,
         };
+        let sends = m.ends.snd;
         let slot = FlowSlot(self.msgs.insert(m));
         track_slot(&mut self.gens, slot);
         let gen = self.gens[slot.idx()];
+        if !sends {
+            return; // another part's sender (a parallel run)
+        }
         if free < npkts {
             // The RTS: only messages that need tokens announce themselves (a message that fits in its free
             // tokens is complete without the receiver's help).
@@ -216,6 +278,10 @@ impl Phost {
         if self.gens.get(p.flow.idx()) != Some(&p.flow_gen) {
             return; // a late packet of a finished message
         }
+        let ends = self.msgs.get(p.flow.0).ends;
+        if !(if p.kind == PktKind::Token { ends.snd } else { ends.rcv }) {
+            return; // a late packet for a half that has closed (a duplicate after the last packet)
+        }
         match p.kind {
             PktKind::Data => self.on_data(ctx, host, p),
             PktKind::Rts => self.learn(ctx, host, p.flow, p.flow_gen),
@@ -230,12 +296,17 @@ impl Phost {
     }
 
     /// The host a message timer acts at (the handover check, sim/handover.rs): the resend timer the
-    /// receiver's.
-    pub fn timer_node(&self, slot: FlowSlot, gen: u32) -> Option<NodeId> {
+    /// receiver's, word of the receiver's completion the sender's (None once that half is closed).
+    pub fn timer_node(&self, slot: FlowSlot, gen: u32, kind: TimerKind) -> Option<NodeId> {
         if self.gens.get(slot.idx()) != Some(&gen) {
             return None; // its flow is gone: the timer does nothing
         }
-        Some(self.msgs.try_get(slot.0)?.dst)
+        let m = self.msgs.try_get(slot.0)?;
+        if kind == TimerKind::PeerClosed {
+            m.ends.snd.then_some(m.src)
+        } else {
+            m.ends.rcv.then_some(m.dst)
+        }
     }
     pub fn on_timer(&mut self, ctx: &mut Ctx, slot: FlowSlot, gen: u32, kind: TimerKind) {
         match kind {
@@ -252,15 +323,34 @@ impl Phost {
                 }
             }
             TimerKind::Resend => {
-                if self.gens.get(slot.idx()) != Some(&gen) {
+                if self.gens.get(slot.idx()) != Some(&gen) || !self.msgs.get(slot.0).ends.rcv {
                     return;
                 }
                 if self.msgs.get_mut(slot.0).timer.fire(ctx, slot, gen, kind) {
                     self.on_timeout(ctx, slot, gen);
                 }
             }
-            TimerKind::Retransmit | TimerKind::DelayedAck | TimerKind::PeerClosed => unreachable!("not pHost's timers"),
+            TimerKind::PeerClosed => {
+                if self.gens.get(slot.idx()) == Some(&gen) && self.msgs.get(slot.0).ends.snd {
+                    self.sender_done(ctx, slot);
+                }
+            }
+            TimerKind::Retransmit | TimerKind::DelayedAck => unreachable!("not pHost's timers"),
         }
+    }
+
+    /// Word of the receiver's completion reached the sender: it stops.
+    fn sender_done(&mut self, ctx: &mut Ctx, slot: FlowSlot) {
+        let m = self.msgs.get_mut(slot.0);
+        let (id, retransmits, src, in_out) = (m.id, m.retransmits, m.src, m.in_out);
+        m.in_out = false;
+        m.tokens.clear();
+        if in_out {
+            let out = &mut self.hosts[src.idx()].out;
+            out.swap_remove(out.iter().position(|&s| s == slot).unwrap());
+        }
+        ctx.report(FlowEvent::Closed { id, retransmits, timeouts: 0 });
+        self.close_half(slot, true);
     }
 
     fn ctrl(&self, kind: PktKind, slot: FlowSlot, gen: u32, from: NodeId, to: NodeId) -> Packet {
@@ -395,20 +485,19 @@ impl Phost {
         }
         if m.got_pkts == m.npkts {
             m.timer.cancel();
-            let (id, retransmits, timeouts, src, dst, in_out, in_pending) =
-                (m.id, m.retransmits, m.timeouts, m.src, m.dst, m.in_out, m.in_pending);
-            ctx.report(FlowEvent::Received { id, at: ctx.now, timeouts: 0 });
-            ctx.report(FlowEvent::Closed { id, retransmits, timeouts });
-            if in_out {
-                let out = &mut self.hosts[src.idx()].out;
-                out.swap_remove(out.iter().position(|&s| s == slot).unwrap());
-            }
+            let (id, timeouts, src, dst, in_pending, path) =
+                (m.id, m.timeouts, m.src, m.dst, m.in_pending, m.steer.path);
+            m.in_pending = false;
+            m.got = Vec::new();
+            m.retoken = Vec::new();
+            ctx.report(FlowEvent::Received { id, at: ctx.now, timeouts });
             if in_pending {
                 let pend = &mut self.hosts[dst.idx()].pending;
                 pend.swap_remove(pend.iter().position(|&s| s == slot).unwrap());
             }
-            self.gens[slot.idx()] += 1;
-            self.msgs.remove(slot.0);
+            // The sender spends the tokens that reach it until word of this does.
+            ctx.tell(dst, src, path.reverse(), slot, gen, TimerKind::PeerClosed, id);
+            self.close_half(slot, false);
             return;
         }
         if let Some(to) = self.cfg.timeout {
@@ -432,8 +521,8 @@ impl Phost {
                 break;
             }
             hs.outstanding.pop_front();
-            if self.gens[slot.idx()] != gen {
-                continue;
+            if self.gens[slot.idx()] != gen || !self.msgs.get(slot.0).ends.rcv {
+                continue; // received meanwhile
             }
             let m = self.msgs.get_mut(slot.0);
             if m.got[seq as usize] {
