@@ -347,7 +347,7 @@ def run(
 
     ``threads`` runs the simulation on that many threads, the fabric cut into as many parts, with the results
     of one thread (docs/parallel.md). So far the flows of every transport (Poisson, incast, permutation and
-    trace workloads) and raw traffic (``kind = "cbr"``) can be cut; other runs raise
+    trace workloads), raw traffic (``kind = "cbr"``), links that fail or corrupt, and QJUMP can be cut; other runs raise
     :class:`tailsim.ConfigError` saying why.
     """
     kind, text, origin, base = normalize(config)

@@ -56,8 +56,8 @@ enum Cmd {
         strict: bool,
         /// Run on this many threads, the fabric cut into as many parts: the same results as one thread,
         /// byte for byte. So far the flows of every transport (poisson, incast, permutation, trace workloads),
-        /// raw traffic (kind = "cbr") and links that fail; anything else is refused, saying why
-        /// (docs/parallel.md).
+        /// raw traffic (kind = "cbr"), links that fail or corrupt, and QJUMP; anything else is refused,
+        /// saying why (docs/parallel.md).
         #[arg(long, default_value_t = 1, value_name = "N")]
         threads: usize,
         /// Refuse a run estimated to need more memory than this, e.g. 64GB, or "none" (default: 90 % of

@@ -387,6 +387,58 @@ fn rdma_flows_cut_into_parts_give_the_serial_runs_results() {
 }
 
 #[test]
+fn corrupting_links_cut_into_parts_give_the_serial_runs_results() {
+    // The `faults-tcp` golden: TCP on a leaf-spine whose leaf0–spine1 link corrupts 2 % of its packets from
+    // the start (both ways, a link between parts in every cut) and an edge link that goes down and comes back.
+    // A link's losses are drawn where its packets arrive, from the sending port's stream, and counted on the
+    // sending port: in a parallel run, the receiving part's.
+    let toml = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/faults-tcp.toml")).unwrap();
+    let want = serial(&toml);
+    let corrupt = want["summary"]["packets"]["dropped_corrupt"].as_u64().unwrap();
+    assert!(corrupt > 1000, "corrupted packets: {corrupt}");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for n in [2, 3, 4] {
+        for threaded in [false, true].into_iter().filter(|&t| !t || n <= cores) {
+            let (got, par) = parallel(&toml, n, threaded);
+            assert!(par.handed_over > 100, "{n} parts: packets crossed ({})", par.handed_over);
+            if let Some(d) = first_difference(&want, &got, "") {
+                panic!("corrupting link, {n} parts (threads: {threaded}): {d}");
+            }
+        }
+    }
+}
+
+#[test]
+fn qjump_cut_into_parts_gives_the_serial_runs_results() {
+    // The `qjump-websearch` golden (pFabric-144, a per-flow policer, TCP on 8 classes), and the same with
+    // the testbed's per-host buckets shaping (packets held to the next epoch, the hosts' shaper events).
+    let golden =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/qjump-websearch.toml")).unwrap();
+    let shaped = golden
+        .replace("per = \"flow\"", "per = \"host\"\nexcess = \"shape\"")
+        .replace("anchor = \"aligned\"", "anchor = \"lazy\"")
+        .replace("flows = 600", "flows = 300");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for (name, toml) in [("policer", golden), ("shaper", shaped)] {
+        let want = serial(&toml);
+        let q = &want["summary"]["qjump"];
+        let levels = q["levels"].as_array().unwrap();
+        let count = |k: &str| levels.iter().map(|l| l[k].as_u64().unwrap()).sum::<u64>();
+        let regulated = if name == "policer" { count("policed") } else { count("held") };
+        assert!(regulated > 10, "{name}: {q}");
+        for n in [2, 3, 9] {
+            for threaded in [false, true].into_iter().filter(|&t| !t || n <= cores) {
+                let (got, par) = parallel(&toml, n, threaded);
+                assert!(par.handed_over > 100, "{name}, {n} parts: packets crossed ({})", par.handed_over);
+                if let Some(d) = first_difference(&want, &got, "") {
+                    panic!("qjump {name}, {n} parts (threads: {threaded}): {d}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn a_lookahead_longer_than_a_cut_link_is_caught() {
     let toml = raw_fat_tree(4, 5, 100);
     let mut e = exp(&toml);
@@ -417,10 +469,6 @@ fn what_parts_cannot_do_yet_is_refused_before_anything_runs() {
         (
             "[transport]\nkind = \"ndp\"\n[[workload]]\nkind = \"background\"\nsize = \"1MB\"\n",
             "starts flows when others finish",
-        ),
-        (
-            "[[fault]]\nat = \"10us\"\nlink = [\"edge0\", \"agg0\"]\ncorrupt = 0.01\n",
-            "a fault corrupts the link edge0 – agg0",
         ),
         ("[output]\nqueue_sample = \"10us\"\n", "queue samples (output.queue_sample)"),
         ("[pfc]\n", "is not yet split between parts"),

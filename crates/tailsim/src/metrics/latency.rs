@@ -56,6 +56,23 @@ impl LatencyHist {
         self.max = self.max.max(t);
     }
 
+    /// Another histogram's samples added to this one's (a parallel run's merge: counts do not depend on the
+    /// order they were recorded in).
+    pub fn add(&mut self, other: &LatencyHist) {
+        if other.counts.is_empty() {
+            return;
+        }
+        if self.counts.is_empty() {
+            self.counts = vec![0; BUCKETS];
+        }
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a += b;
+        }
+        self.n += other.n;
+        self.sum += other.sum;
+        self.max = self.max.max(other.max);
+    }
+
     /// The q-quantile (upper edge of its bucket, never above the maximum).
     pub fn quantile(&self, q: f64) -> Time {
         if self.n == 0 {

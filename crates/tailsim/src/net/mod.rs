@@ -267,6 +267,9 @@ impl Network {
                 a.take_sources(b, &theirs);
             }
         }
+        if let (Some(a), Some(b)) = (&mut self.qjump, &mut other.qjump) {
+            a.take_part(b, |i| theirs(NodeId(i as u32)));
+        }
         self.packet_hops += other.packet_hops;
     }
 

@@ -286,6 +286,25 @@ impl Regulator {
         self.arm(h, next)
     }
 
+    /// A parallel run's merge: the regulators of the hosts `theirs` accepts from another part's copy, and that
+    /// part's counters added (each part counted its own hosts' packets).
+    pub fn take_part(&mut self, other: &mut Regulator, theirs: impl Fn(usize) -> bool) {
+        for h in (0..self.buckets.len()).filter(|&h| theirs(h)) {
+            std::mem::swap(&mut self.buckets[h], &mut other.buckets[h]);
+            std::mem::swap(&mut self.held[h], &mut other.held[h]);
+            std::mem::swap(&mut self.wake[h], &mut other.wake[h]);
+        }
+        for (a, b) in self.stats.iter_mut().zip(&other.stats) {
+            a.admitted += b.admitted;
+            a.admitted_bytes += b.admitted_bytes;
+            a.policed += b.policed;
+            a.held += b.held;
+            a.max_hold = a.max_hold.max(b.max_hold);
+            a.latency.add(&b.latency);
+            a.last_hop.add(&b.last_hop);
+        }
+    }
+
     /// Packets held by every shaper (conservation).
     pub fn held_packets(&self) -> usize {
         self.held.iter().flat_map(|q| q.iter()).map(VecDeque::len).sum()

@@ -24,9 +24,9 @@
 //! (transport/split.rs); the parts' flow records are merged by id at the end (docs/parallel.md, "Flows").
 //!
 //! What a part's world cannot do yet is refused before anything runs (`World::parallel_refusal`):
-//! workloads that start flows when others finish, corrupting links and faults, queue samples and other
+//! workloads that start flows when others finish, queue samples and other
 //! events of the whole fabric but the end of warm-up, arrivals, faults and re-convergence (which every part
-//! handles), switch mechanisms but raw sources, QJUMP, an event budget. At the end the parts' nodes are
+//! handles), switch mechanisms but raw sources, an event budget. At the end the parts' nodes are
 //! gathered into the first part's world (`Network::take_part`), whose results are then those of
 //! the serial run; it cannot run on.
 
@@ -36,6 +36,7 @@ use crate::metrics::records::FlowRecords;
 use crate::net::mech::Mech;
 use crate::net::packet::Packet;
 use crate::net::partition::Partition;
+use crate::net::port::DropReason;
 use crate::net::Network;
 use crate::traffic::Generator;
 use crate::transport::Transport;
@@ -122,32 +123,13 @@ impl World {
                  parallel runs"
             ));
         }
-        if let Some(f) = self.faults.iter().find(|f| f.corrupt.is_some_and(|c| c > 0.0)) {
-            return Some(format!(
-                "a fault corrupts the link {} – {}: a link's losses are drawn at its far end from its near end's \
-                 stream, not yet split between parts",
-                self.net.node_name(f.a),
-                self.net.node_name(f.b)
-            ));
-        }
         if self.sample_every.is_some() {
             return Some(
                 "queue samples (output.queue_sample) read every port at one instant: not yet in parallel runs".into(),
             );
         }
-        if self.net.qjump.is_some() {
-            return Some("QJUMP's regulators are not yet split between parts".into());
-        }
         if let Some(m) = self.net.mechs.iter().find(|m| !matches!(m, Mech::Cbr(_))) {
             return Some(format!("mechanism \"{}\" is not yet split between parts", m.name()));
-        }
-        if let Some(p) = self.net.ports.iter().find(|p| p.corrupt_p > 0.0) {
-            return Some(format!(
-                "the link {} → {} is corrupting: a link's losses are drawn at its far end from its near end's stream, \
-                 not yet split between parts",
-                self.net.node_name(p.node),
-                self.net.node_name(p.peer),
-            ));
         }
         None
     }
@@ -225,6 +207,23 @@ impl World {
             events: parts.iter().map(|p| p.w.ev.processed()).collect(),
         };
         drop(parts);
+        // A link's corruption is drawn where its packets arrive (net/link.rs), from the sending port's stream
+        // (each part has a copy of every stream, and every arrival over a link is in its far end's part, so
+        // the draws are the serial run's), and counted on the sending port: for a link between two parts, on
+        // the receiving part's copy of that port, added to the merged one here.
+        let corrupt = DropReason::Corrupt as usize;
+        let corrupted: Vec<(usize, u64)> = (0..self.net.ports.len())
+            .filter_map(|i| {
+                let p = &self.net.ports[i];
+                let far = cut.of(p.peer);
+                if far == cut.of(p.node) {
+                    return None;
+                }
+                let w = if far == 0 { &*self } else { &others[far - 1] };
+                let n = w.net.ports[i].stats.drops[corrupt];
+                (n > 0).then_some((i, n))
+            })
+            .collect();
         // Every part counted the foreground generators still releasing flows; the flows themselves each in
         // their receiver's part.
         let generators_open = self.generators.iter().filter(|g| g.is_foreground() && g.next_time().is_some()).count();
@@ -248,6 +247,9 @@ impl World {
                     }
                 }
             }
+        }
+        for (i, n) in corrupted {
+            self.net.ports[i].stats.drops[corrupt] += n;
         }
         if flows {
             let mut stores = vec![&self.records];
