@@ -59,7 +59,9 @@ fn results(e: &Experiment, s: &Summary) -> serde_json::Value {
     let sinks: Vec<_> = e.world.net.hosts.iter().map(|h| [h.sink.raw, h.sink.raw_bytes]).collect();
     // Every flow's record, every field (end, retransmissions and timeouts come from different parts).
     let flows: Vec<_> = e.world.records.all().iter().map(|r| format!("{r:?}")).collect();
-    serde_json::json!({ "summary": v, "ports": ports, "sinks": sinks, "flows": flows, "now": e.world.now.0 })
+    // The transport's own tables (TCP's cwnd trace and rx_gaps), as text.
+    let tables: Vec<_> = e.world.transport.tables().iter().map(|(name, cols)| format!("{name}: {cols:?}")).collect();
+    serde_json::json!({ "summary": v, "ports": ports, "sinks": sinks, "flows": flows, "tables": tables, "now": e.world.now.0 })
 }
 
 fn serial(toml: &str) -> serde_json::Value {
@@ -87,6 +89,22 @@ fn first_difference(a: &serde_json::Value, b: &serde_json::Value, at: &str) -> O
             x.iter().zip(y).enumerate().find_map(|(i, (u, v))| first_difference(u, v, &format!("{at}[{i}]")))
         }
         _ => (a != b).then(|| format!("{at}: {a} against {b}")),
+    }
+}
+
+/// `toml` cut into each number of parts in `cuts`, on threads (as many parts as cores at most: these runs
+/// meet thousands of times, and threads beyond the cores wait their turn at every meeting) and in turn,
+/// gives the serial run's results `want`; packets cross between the parts.
+fn cut_gives(want: &serde_json::Value, toml: &str, cuts: &[usize], name: &str) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for &n in cuts {
+        for threaded in [false, true].into_iter().filter(|&t| !t || n <= cores) {
+            let (got, par) = parallel(toml, n, threaded);
+            assert!(par.handed_over > 100, "{name}, {n} parts: packets crossed ({})", par.handed_over);
+            if let Some(d) = first_difference(want, &got, "") {
+                panic!("{name}, {n} parts (threads: {threaded}): {d}");
+            }
+        }
     }
 }
 
@@ -150,7 +168,6 @@ fn ndp_flows_cut_into_parts_give_the_serial_runs_results() {
             &[2, 4],
         ),
     ];
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     for (name, toml, cuts) in cases {
         let want = serial(&toml);
         let s = &want["summary"];
@@ -165,18 +182,7 @@ fn ndp_flows_cut_into_parts_give_the_serial_runs_results() {
             assert_eq!(s["stop_reason"], "time-limit");
             assert!(s["flows_started"].as_u64().unwrap() > finished, "{name}: flows still open at the end");
         }
-        for &n in cuts {
-            // On threads only as many parts as there are cores: these runs meet thousands of times, and
-            // threads beyond the cores wait their turn at every meeting (the raw runs above are short).
-            let threads = [false, true].into_iter().filter(|&t| !t || n <= cores);
-            for threaded in threads {
-                let (got, par) = parallel(&toml, n, threaded);
-                assert!(par.handed_over > 100, "{name}, {n} parts: packets crossed ({})", par.handed_over);
-                if let Some(d) = first_difference(&want, &got, "") {
-                    panic!("{name}, {n} parts (threads: {threaded}): {d}");
-                }
-            }
-        }
+        cut_gives(&want, &toml, cuts, name);
     }
 }
 
@@ -198,15 +204,7 @@ fn links_failing_under_ndp_flows_cut_into_parts_give_the_serial_runs_results() {
     let down = s["packets"]["dropped_link_down"].as_u64().unwrap();
     assert!(down > 0, "packets lost to the links going down: {}", s["packets"]);
     assert_eq!(s["flows_finished"], s["flows_started"], "{s}");
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    for n in [2, 3, 4, 8] {
-        for threaded in [false, true].into_iter().filter(|&t| !t || n <= cores) {
-            let (got, _) = parallel(&toml, n, threaded);
-            if let Some(d) = first_difference(&want, &got, "") {
-                panic!("faults, {n} parts (threads: {threaded}): {d}");
-            }
-        }
-    }
+    cut_gives(&want, &toml, &[2, 3, 4, 8], "faults");
 }
 
 #[test]
@@ -220,16 +218,7 @@ fn homa_flows_cut_into_parts_give_the_serial_runs_results() {
     let finished = want["summary"]["flows_finished"].as_u64().unwrap();
     assert_eq!(finished, want["summary"]["flows_started"].as_u64().unwrap());
     assert!(finished > 300 && want["summary"]["transport"]["grants"].as_u64().unwrap() > 1000, "{}", want["summary"]);
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    for n in [2, 3, 4, 8] {
-        for threaded in [false, true].into_iter().filter(|&t| !t || n <= cores) {
-            let (got, par) = parallel(&toml, n, threaded);
-            assert!(par.handed_over > 100, "{n} parts: packets crossed ({})", par.handed_over);
-            if let Some(d) = first_difference(&want, &got, "") {
-                panic!("homa, {n} parts (threads: {threaded}): {d}");
-            }
-        }
-    }
+    cut_gives(&want, &toml, &[2, 3, 4, 8], "homa");
 }
 
 #[test]
@@ -250,7 +239,6 @@ fn lossy_homa_and_phost_flows_cut_into_parts_give_the_serial_runs_results() {
                 .replace("websearch", "homa-w4"),
         ),
     ];
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     for (name, toml) in cases {
         let want = serial(&toml);
         let s = &want["summary"];
@@ -258,15 +246,7 @@ fn lossy_homa_and_phost_flows_cut_into_parts_give_the_serial_runs_results() {
         // Losses recovered: Homa's RESENDs, pHost's tokens counted as expired and sent again.
         let recovered = &s["transport"][if name == "homa" { "resends" } else { "expired" }];
         assert!(s["packets"]["dropped"].as_u64().unwrap() > 100 && recovered.as_u64().unwrap() > 100, "{name}: {s}");
-        for n in [2, 3, 4, 8] {
-            for threaded in [false, true].into_iter().filter(|&t| !t || n <= cores) {
-                let (got, par) = parallel(&toml, n, threaded);
-                assert!(par.handed_over > 100, "{name}, {n} parts: packets crossed ({})", par.handed_over);
-                if let Some(d) = first_difference(&want, &got, "") {
-                    panic!("{name}, {n} parts (threads: {threaded}): {d}");
-                }
-            }
-        }
+        cut_gives(&want, &toml, &[2, 3, 4, 8], name);
     }
 }
 
@@ -279,11 +259,6 @@ fn tcp_fat_tree(flows: u32, transport: &str, extra: &str) -> String {
          [[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.7\nflows = {flows}\n\
          [[workload]]\nkind = \"incast\"\nsenders = 10\nsize = \"60KB\"\ncount = 3\ninterval = \"300us\"\n{extra}"
     )
-}
-
-/// A run's own tables (TCP's cwnd trace and rx_gaps), as text.
-fn tables(e: &Experiment) -> Vec<String> {
-    e.world.transport.tables().iter().map(|(name, cols)| format!("{name}: {cols:?}")).collect()
 }
 
 #[test]
@@ -324,11 +299,10 @@ fn tcp_flows_cut_into_parts_give_the_serial_runs_results() {
             ),
         ),
     ];
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     for (name, toml) in cases {
         let mut e = exp(&toml);
         let s = e.run(&mut |_| {}).unwrap_or_else(|err| panic!("{name}: {err}"));
-        let (want, want_tables) = (results(&e, &s), tables(&e));
+        let want = results(&e, &s);
         let s = &want["summary"];
         let finished = s["flows_finished"].as_u64().unwrap();
         assert!(finished > 200, "{name}: flows finished ({finished})");
@@ -336,7 +310,7 @@ fn tcp_flows_cut_into_parts_give_the_serial_runs_results() {
         match name {
             "dctcp" => {
                 assert!(s["packets"]["ecn_marked"].as_u64().unwrap() > 1000, "{name}: {}", s["packets"]);
-                assert_eq!(want_tables.len(), 2, "{name}: both traces");
+                assert_eq!(want["tables"].as_array().unwrap().len(), 2, "{name}: both traces");
             }
             "losses" => {
                 let timeouts: u64 = e.world.records.all().iter().map(|r| r.timeouts as u64).sum();
@@ -349,18 +323,7 @@ fn tcp_flows_cut_into_parts_give_the_serial_runs_results() {
             }
             _ => assert!(s["packets"]["dropped_link_down"].as_u64().unwrap() > 0 && retransmits > 0, "{name}: {s}"),
         }
-        for n in [2, 3, 4, 8] {
-            for threaded in [false, true].into_iter().filter(|&t| !t || n <= cores) {
-                let mut e = exp(&toml);
-                let others = (1..n).map(|_| exp(&toml)).collect();
-                let (s, par) = e.run_parallel(others, threaded, &mut |_| true).unwrap_or_else(|err| panic!("{err}"));
-                assert!(par.handed_over > 100, "{name}, {n} parts: packets crossed ({})", par.handed_over);
-                if let Some(d) = first_difference(&want, &results(&e, &s), "") {
-                    panic!("{name}, {n} parts (threads: {threaded}): {d}");
-                }
-                assert!(tables(&e) == want_tables, "{name}, {n} parts (threads: {threaded}): the traces differ");
-            }
-        }
+        cut_gives(&want, &toml, &[2, 3, 4, 8], name);
     }
 }
 
@@ -374,16 +337,7 @@ fn rdma_flows_cut_into_parts_give_the_serial_runs_results() {
     assert_eq!(s["flows_finished"], s["flows_started"], "{s}");
     let t = &s["transport"];
     assert!(t["naks"].as_u64().unwrap() > 10 && t["duplicates"].as_u64().unwrap() > 10, "{t}");
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    for n in [2, 3, 4, 8] {
-        for threaded in [false, true].into_iter().filter(|&t| !t || n <= cores) {
-            let (got, par) = parallel(&toml, n, threaded);
-            assert!(par.handed_over > 100, "{n} parts: packets crossed ({})", par.handed_over);
-            if let Some(d) = first_difference(&want, &got, "") {
-                panic!("rdma, {n} parts (threads: {threaded}): {d}");
-            }
-        }
-    }
+    cut_gives(&want, &toml, &[2, 3, 4, 8], "rdma");
 }
 
 #[test]
@@ -396,16 +350,7 @@ fn corrupting_links_cut_into_parts_give_the_serial_runs_results() {
     let want = serial(&toml);
     let corrupt = want["summary"]["packets"]["dropped_corrupt"].as_u64().unwrap();
     assert!(corrupt > 1000, "corrupted packets: {corrupt}");
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    for n in [2, 3, 4] {
-        for threaded in [false, true].into_iter().filter(|&t| !t || n <= cores) {
-            let (got, par) = parallel(&toml, n, threaded);
-            assert!(par.handed_over > 100, "{n} parts: packets crossed ({})", par.handed_over);
-            if let Some(d) = first_difference(&want, &got, "") {
-                panic!("corrupting link, {n} parts (threads: {threaded}): {d}");
-            }
-        }
-    }
+    cut_gives(&want, &toml, &[2, 3, 4], "corrupting link");
 }
 
 #[test]
@@ -418,7 +363,6 @@ fn qjump_cut_into_parts_gives_the_serial_runs_results() {
         .replace("per = \"flow\"", "per = \"host\"\nexcess = \"shape\"")
         .replace("anchor = \"aligned\"", "anchor = \"lazy\"")
         .replace("flows = 600", "flows = 300");
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     for (name, toml) in [("policer", golden), ("shaper", shaped)] {
         let want = serial(&toml);
         let q = &want["summary"]["qjump"];
@@ -426,15 +370,7 @@ fn qjump_cut_into_parts_gives_the_serial_runs_results() {
         let count = |k: &str| levels.iter().map(|l| l[k].as_u64().unwrap()).sum::<u64>();
         let regulated = if name == "policer" { count("policed") } else { count("held") };
         assert!(regulated > 10, "{name}: {q}");
-        for n in [2, 3, 9] {
-            for threaded in [false, true].into_iter().filter(|&t| !t || n <= cores) {
-                let (got, par) = parallel(&toml, n, threaded);
-                assert!(par.handed_over > 100, "{name}, {n} parts: packets crossed ({})", par.handed_over);
-                if let Some(d) = first_difference(&want, &got, "") {
-                    panic!("qjump {name}, {n} parts (threads: {threaded}): {d}");
-                }
-            }
-        }
+        cut_gives(&want, &toml, &[2, 3, 9], &format!("qjump {name}"));
     }
 }
 

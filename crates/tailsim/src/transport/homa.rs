@@ -22,7 +22,7 @@
 //! message between the hosts (`TimerKind::PeerClosed`, the path's propagation delay later), and its half
 //! ends there. Docs: docs/homa.md.
 
-use super::split::{Ends, Split};
+use super::split::{Ends, Halves, Split};
 use super::{packet_count, payload_of, track_slot, Ctx, FlowEvent, FlowSpec, Steer, Timer};
 use crate::engine::{Slab, TimerKind};
 use crate::net::packet::{Packet, PktKind};
@@ -174,21 +174,6 @@ impl Homa {
         self.cfg.resend_timeout.is_none()
     }
 
-    /// Which hosts' ends this run runs, and what closed since the last meeting (a parallel run's parts).
-    pub fn split(&mut self) -> &mut Split {
-        &mut self.split
-    }
-
-    /// At a meeting of a parallel run: the halves every part closed since the last one (each part's in turn,
-    /// the same list in every part); a message both of whose halves are closed is freed, in this order.
-    pub fn retire(&mut self, slots: &[u32]) {
-        for &s in slots {
-            if self.msgs.get_mut(s).ends.retired() {
-                self.free(FlowSlot(s));
-            }
-        }
-    }
-
     /// Another part's counters, added to this one's (the merge at the end of a parallel run): sums, and the
     /// largest of the maxima.
     pub fn add_part(&mut self, other: &Homa) {
@@ -200,20 +185,6 @@ impl Homa {
         a.max_outstanding_pkts = a.max_outstanding_pkts.max(b.max_outstanding_pkts);
         a.max_granted_at_once = a.max_granted_at_once.max(b.max_granted_at_once);
         a.max_active = a.max_active.max(b.max_active);
-    }
-
-    fn free(&mut self, slot: FlowSlot) {
-        self.gens[slot.idx()] += 1;
-        self.msgs.get_mut(slot.0).got = Vec::new();
-        self.msgs.remove(slot.0);
-    }
-
-    /// Close the sender's (`sender`) or the receiver's half; free the record once both are closed (in a
-    /// parallel run, at the meeting).
-    fn close_half(&mut self, slot: FlowSlot, sender: bool) {
-        if self.split.close(&mut self.msgs.get_mut(slot.0).ends, slot.0, sender) {
-            self.free(slot);
-        }
     }
 
     pub fn config(&self) -> &HomaConfig {
@@ -586,5 +557,19 @@ impl Homa {
         if let Some(i) = inc.iter().position(|&s| s == slot) {
             inc.remove(i);
         }
+    }
+}
+
+impl Halves for Homa {
+    fn split_mut(&mut self) -> &mut Split {
+        &mut self.split
+    }
+    fn ends_mut(&mut self, slot: u32) -> &mut Ends {
+        &mut self.msgs.get_mut(slot).ends
+    }
+    fn free(&mut self, slot: FlowSlot) {
+        self.gens[slot.idx()] += 1;
+        self.msgs.get_mut(slot.0).got = Vec::new();
+        self.msgs.remove(slot.0);
     }
 }

@@ -13,6 +13,7 @@ use crate::engine::{Event, EventQueue, TimerKind};
 use crate::net::packet::Packet;
 use crate::net::{Network, Packets};
 use crate::units::{FlowSlot, NodeId, PathId, PktId, Time};
+use split::Halves;
 
 /// A flow handed to a transport by the workload.
 #[derive(Clone, Copy, Debug)]
@@ -258,11 +259,11 @@ impl Transport {
     /// Every transport's flows' ends live apart (`split.rs`).
     fn split(&mut self) -> &mut split::Split {
         match self {
-            Transport::Ndp(t) => t.split(),
-            Transport::Homa(t) => t.split(),
-            Transport::Tcp(t) => t.split(),
-            Transport::Rdma(t) => t.split(),
-            Transport::Phost(t) => t.split(),
+            Transport::Ndp(t) => t.split_mut(),
+            Transport::Homa(t) => t.split_mut(),
+            Transport::Tcp(t) => t.split_mut(),
+            Transport::Rdma(t) => t.split_mut(),
+            Transport::Phost(t) => t.split_mut(),
         }
     }
 

@@ -28,7 +28,7 @@
 
 use std::collections::VecDeque;
 
-use super::split::{Ends, Split};
+use super::split::{Ends, Halves, Split};
 use super::{packet_count, payload_of, track_slot, Ctx, FlowEvent, FlowSpec, Steer, Timer};
 use crate::engine::{Slab, TimerKind};
 use crate::net::packet::{Packet, PktKind};
@@ -164,21 +164,6 @@ impl Ndp {
         self.split.receiving
     }
 
-    /// Which hosts' ends this run runs, and what closed since the last meeting (a parallel run's parts).
-    pub fn split(&mut self) -> &mut Split {
-        &mut self.split
-    }
-
-    /// At a meeting of a parallel run: the halves every part closed since the last one (each part's in turn,
-    /// the same list in every part); a message both of whose halves are closed is freed, in this order.
-    pub fn retire(&mut self, slots: &[u32]) {
-        for &s in slots {
-            if self.msgs.get_mut(s).ends.retired() {
-                self.free(FlowSlot(s));
-            }
-        }
-    }
-
     /// Another part's counters, added to this one's (the merge at the end of a parallel run).
     pub fn add_part(&mut self, other: &Ndp) {
         self.split.receiving += other.split.receiving;
@@ -187,22 +172,6 @@ impl Ndp {
         a.nacks += b.nacks;
         a.headers += b.headers;
         a.timeouts += b.timeouts;
-    }
-
-    fn free(&mut self, slot: FlowSlot) {
-        self.gens[slot.idx()] += 1;
-        let m = self.msgs.get_mut(slot.0);
-        m.got = Vec::new();
-        m.rtx = VecDeque::new();
-        self.msgs.remove(slot.0);
-    }
-
-    /// Close the sender's (`sender`) or the receiver's half of the message; free the record once both are
-    /// closed (in a parallel run, at the meeting).
-    fn close_half(&mut self, slot: FlowSlot, sender: bool) {
-        if self.split.close(&mut self.msgs.get_mut(slot.0).ends, slot.0, sender) {
-            self.free(slot);
-        }
     }
 
     pub fn config(&self) -> &NdpConfig {
@@ -506,5 +475,21 @@ impl Ndp {
         let nack = self.ctrl(PktKind::Nack, slot, gen, first);
         ctx.send(dst, nack);
         self.pull(ctx, dst, slot, gen);
+    }
+}
+
+impl Halves for Ndp {
+    fn split_mut(&mut self) -> &mut Split {
+        &mut self.split
+    }
+    fn ends_mut(&mut self, slot: u32) -> &mut Ends {
+        &mut self.msgs.get_mut(slot).ends
+    }
+    fn free(&mut self, slot: FlowSlot) {
+        self.gens[slot.idx()] += 1;
+        let m = self.msgs.get_mut(slot.0);
+        m.got = Vec::new();
+        m.rtx = VecDeque::new();
+        self.msgs.remove(slot.0);
     }
 }

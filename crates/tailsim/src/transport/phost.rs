@@ -27,7 +27,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use super::split::{Ends, Split};
+use super::split::{Ends, Halves, Split};
 use super::{packet_count, payload_of, track_slot, Ctx, FlowEvent, FlowSpec, Steer, Timer};
 use crate::engine::{Slab, TimerKind};
 use crate::net::packet::{Packet, PktKind};
@@ -179,20 +179,6 @@ impl Phost {
         self.split.receiving
     }
 
-    pub fn split(&mut self) -> &mut Split {
-        &mut self.split
-    }
-
-    /// At a meeting of a parallel run: the halves every part closed since the last one (each part's in turn,
-    /// the same list in every part); a message both of whose halves are closed is freed, in this order.
-    pub fn retire(&mut self, slots: &[u32]) {
-        for &s in slots {
-            if self.msgs.get_mut(s).ends.retired() {
-                self.free(FlowSlot(s));
-            }
-        }
-    }
-
     /// Another part's counters, added to this one's (the merge at the end of a parallel run).
     pub fn add_part(&mut self, other: &Phost) {
         self.split.receiving += other.split.receiving;
@@ -203,19 +189,6 @@ impl Phost {
         a.downgrades += b.downgrades;
         a.upgrades += b.upgrades;
         a.duplicates += b.duplicates;
-    }
-
-    fn free(&mut self, slot: FlowSlot) {
-        self.gens[slot.idx()] += 1;
-        self.msgs.remove(slot.0);
-    }
-
-    /// Close the sender's (`sender`) or the receiver's half; free the record once both are closed (in a
-    /// parallel run, at the meeting).
-    fn close_half(&mut self, slot: FlowSlot, sender: bool) {
-        if self.split.close(&mut self.msgs.get_mut(slot.0).ends, slot.0, sender) {
-            self.free(slot);
-        }
     }
 
     pub fn config(&self) -> &PhostConfig {
@@ -626,5 +599,18 @@ impl Phost {
             self.hosts[dst.idx()].pending.push(slot);
         }
         self.tick(ctx, dst);
+    }
+}
+
+impl Halves for Phost {
+    fn split_mut(&mut self) -> &mut Split {
+        &mut self.split
+    }
+    fn ends_mut(&mut self, slot: u32) -> &mut Ends {
+        &mut self.msgs.get_mut(slot).ends
+    }
+    fn free(&mut self, slot: FlowSlot) {
+        self.gens[slot.idx()] += 1;
+        self.msgs.remove(slot.0);
     }
 }

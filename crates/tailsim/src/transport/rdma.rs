@@ -27,7 +27,7 @@
 
 use std::collections::VecDeque;
 
-use super::split::{Ends, Split};
+use super::split::{Ends, Halves, Split};
 use super::{packet_count, payload_of, track_slot, Ctx, FlowEvent, FlowSpec, Steer, Timer};
 use crate::engine::{Slab, TimerKind};
 use crate::net::packet::{Packet, PktKind};
@@ -133,33 +133,6 @@ impl Rdma {
 
     pub fn active(&self) -> usize {
         self.qps.live()
-    }
-
-    pub fn split(&mut self) -> &mut Split {
-        &mut self.split
-    }
-
-    /// Close the requester's (`sender`) or the responder's half of a connection; free its record once both
-    /// are closed (in a parallel run, at the meeting: `retire`).
-    fn close_half(&mut self, slot: FlowSlot, sender: bool) {
-        if self.split.close(&mut self.qps.get_mut(slot.0).ends, slot.0, sender) {
-            self.free(slot);
-        }
-    }
-
-    fn free(&mut self, slot: FlowSlot) {
-        self.gens[slot.idx()] += 1;
-        self.qps.remove(slot.0);
-    }
-
-    /// At a meeting of a parallel run: the halves every part closed since the last one (each part's in turn,
-    /// the same list in every part); a connection both of whose halves are closed is freed, in this order.
-    pub fn retire(&mut self, slots: &[u32]) {
-        for &s in slots {
-            if self.qps.get_mut(s).ends.retired() {
-                self.free(FlowSlot(s));
-            }
-        }
     }
 
     /// Another part's counters, added to this one's (the merge at the end of a parallel run).
@@ -405,5 +378,18 @@ impl Rdma {
             let e = q.epsn;
             self.reply(ctx, host, slot, gen, PktKind::Ack, e);
         }
+    }
+}
+
+impl Halves for Rdma {
+    fn split_mut(&mut self) -> &mut Split {
+        &mut self.split
+    }
+    fn ends_mut(&mut self, slot: u32) -> &mut Ends {
+        &mut self.qps.get_mut(slot).ends
+    }
+    fn free(&mut self, slot: FlowSlot) {
+        self.gens[slot.idx()] += 1;
+        self.qps.remove(slot.0);
     }
 }

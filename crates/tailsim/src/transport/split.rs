@@ -9,7 +9,7 @@
 //! list in part order (`retired`): the same frees in the same order everywhere, so a flow has the same slot
 //! in every part, which the packets that cross between parts name it by.
 
-use crate::units::NodeId;
+use crate::units::{FlowSlot, NodeId};
 
 /// A record's two halves.
 #[derive(Clone, Copy, Debug, Default)]
@@ -77,5 +77,37 @@ impl Ends {
     pub fn retired(&mut self) -> bool {
         self.retired += 1;
         self.retired == 2
+    }
+}
+
+/// What every transport does with its records' halves (each keeps an `Ends` in every flow's record): close a
+/// half, and at a parallel run's meetings retire the halves every part closed. A transport gives access to
+/// its split and its records' ends, and frees a record its own way; the rest is here, once.
+pub trait Halves {
+    fn split_mut(&mut self) -> &mut Split;
+    /// The halves of the record in `slot`.
+    fn ends_mut(&mut self, slot: u32) -> &mut Ends;
+    /// Free the record in `slot` (its generation bumped, so its late packets and timers are recognised).
+    fn free(&mut self, slot: FlowSlot);
+
+    /// Close the sender's (`sender`) or the receiver's half of the record in `slot`; free it once both are
+    /// closed (in a parallel run, at the meeting: `retire`).
+    fn close_half(&mut self, slot: FlowSlot, sender: bool) {
+        let mut ends = *self.ends_mut(slot.0);
+        let free = self.split_mut().close(&mut ends, slot.0, sender);
+        *self.ends_mut(slot.0) = ends;
+        if free {
+            self.free(slot);
+        }
+    }
+
+    /// At a meeting of a parallel run: the halves every part closed since the last one (each part's list in
+    /// turn, the same lists in every part); a record both of whose halves are closed is freed, in this order.
+    fn retire(&mut self, slots: &[u32]) {
+        for &s in slots {
+            if self.ends_mut(s).retired() {
+                self.free(FlowSlot(s));
+            }
+        }
     }
 }

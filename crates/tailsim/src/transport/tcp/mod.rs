@@ -16,7 +16,7 @@ use trace::{TraceEvent, Window};
 
 pub use fastlane::NoticeReaction;
 
-use super::split::{Ends, Split};
+use super::split::{Ends, Halves, Split};
 use super::{Ctx, FlowEvent, FlowSpec, Steer, Timer};
 use crate::engine::{Slab, TimerKind};
 use crate::net::packet::{Packet, PktKind, SACK_BLOCKS};
@@ -284,33 +284,6 @@ impl Tcp {
 
     pub fn active(&self) -> usize {
         self.flows.live()
-    }
-
-    pub fn split(&mut self) -> &mut Split {
-        &mut self.split
-    }
-
-    /// Close the sender's (`sender`) or the receiver's half of a flow; free its record once both are closed
-    /// (in a parallel run, at the meeting: `retire`).
-    fn close_half(&mut self, slot: FlowSlot, sender: bool) {
-        if self.split.close(&mut self.flows.get_mut(slot.0).ends, slot.0, sender) {
-            self.free(slot);
-        }
-    }
-
-    fn free(&mut self, slot: FlowSlot) {
-        self.gens[slot.idx()] += 1;
-        self.flows.remove(slot.0);
-    }
-
-    /// At a meeting of a parallel run: the halves every part closed since the last one (each part's in turn,
-    /// the same list in every part); a flow both of whose halves are closed is freed, in this order.
-    pub fn retire(&mut self, slots: &[u32]) {
-        for &s in slots {
-            if self.flows.get_mut(s).ends.retired() {
-                self.free(FlowSlot(s));
-            }
-        }
     }
 
     /// Another part's counters, added to this one's (the merge at the end of a parallel run).
@@ -990,6 +963,19 @@ fn insert_range(r: &mut Vec<(u32, u32)>, s: u32) {
         (true, false) => r[i].1 = s + 1,
         (false, true) => r[i].0 = s,
         (false, false) => r.insert(i, (s, s + 1)),
+    }
+}
+
+impl Halves for Tcp {
+    fn split_mut(&mut self) -> &mut Split {
+        &mut self.split
+    }
+    fn ends_mut(&mut self, slot: u32) -> &mut Ends {
+        &mut self.flows.get_mut(slot).ends
+    }
+    fn free(&mut self, slot: FlowSlot) {
+        self.gens[slot.idx()] += 1;
+        self.flows.remove(slot.0);
     }
 }
 
