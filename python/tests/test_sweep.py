@@ -86,17 +86,25 @@ def test_killed_sweep_resumes_without_redoing_finished_points(tmp_path):
     )
     proc = subprocess.Popen([sys.executable, "-m", "tailsim", "sweep", str(sweep_file), "-q"], start_new_session=True)
     points = out / "points"
+
+    def finished():
+        # A point is done once its point.json is written, after its summary.json (sweep.py `_done`): a kill
+        # between the two leaves it to be run again.
+        return sorted(
+            p.parent / "summary.json" for p in points.glob("*/point.json") if (p.parent / "summary.json").exists()
+        )
+
     deadline = time.time() + 120
     done = []
     while time.time() < deadline:
-        done = sorted(points.glob("*/summary.json")) if points.exists() else []
+        done = finished() if points.exists() else []
         if done or proc.poll() is not None:
             break
         time.sleep(0.02)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert 1 <= len(done) < 6, f"{len(done)} points finished before the kill; the test needs a partial sweep"
-    done = sorted(points.glob("*/summary.json"))
+    done = finished()
     stamps = {p: p.stat().st_mtime_ns for p in done}
     assert not (out / "flows.parquet").exists()  # never combined: the sweep did not finish
 
