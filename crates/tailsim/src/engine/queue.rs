@@ -162,7 +162,7 @@ pub struct Held {
     /// Port p's link joins two parts.
     crossing: Vec<bool>,
     /// Node n's part.
-    parts: Vec<u32>,
+    parts: Vec<u16>,
     /// The window's end.
     pub until: Time,
     /// In the order they were sent.
@@ -187,7 +187,7 @@ pub struct Message {
 impl Held {
     /// Hold the arrivals over the ports `crossing` marks, and the messages between hosts of two parts
     /// (`parts`: node n's).
-    pub fn new(crossing: Vec<bool>, parts: Vec<u32>) -> Held {
+    pub fn new(crossing: Vec<bool>, parts: Vec<u16>) -> Held {
         Held {
             crossing,
             parts,
@@ -287,7 +287,7 @@ impl EventQueue {
                 if at < h.until && h.late_message.is_none() {
                     h.late_message = Some((at, h.until));
                 }
-                h.messages.push(Message { at, ev, tie, to });
+                h.messages.push(Message { at, ev, tie, to: to as u32 });
                 return;
             }
         }

@@ -168,6 +168,10 @@ impl Partition {
     pub fn of(&self, n: NodeId) -> usize {
         self.part[n.idx()] as usize
     }
+    /// Every node's part, by node number.
+    pub fn node_parts(&self) -> &[u16] {
+        &self.part
+    }
     pub fn parts(&self) -> usize {
         self.parts
     }

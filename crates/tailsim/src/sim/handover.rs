@@ -63,9 +63,7 @@ impl World {
         let limit = stop.time.unwrap_or(Time::MAX);
         let budget = stop.max_events.unwrap_or(u64::MAX);
         let crossing = self.net.ports.iter().map(|p| cut.of(p.node) != cut.of(p.peer)).collect();
-        let parts =
-            (0..self.net.n_hosts() + self.net.switches.len()).map(|n| cut.of(NodeId(n as u32)) as u32).collect();
-        self.ev.held = Some(Box::new(Held::new(crossing, parts)));
+        self.ev.held = Some(Box::new(Held::new(crossing, cut.node_parts().to_vec())));
         let mut found =
             Handover { reason: StopReason::Finished, windows: 0, held: 0, misplaced: 0, first_misplaced: None };
         let mut schedulers = Schedulers(Vec::new());

@@ -64,7 +64,7 @@ pub struct Parallel {
 type Crossing = (PortId, Time, Option<Packet>);
 
 /// What a part hands to another at a meeting: the packets crossing links, the messages between hosts
-/// (`EventQueue::schedule_message`: TCP's close).
+/// (`EventQueue::schedule_message`: a flow's close or completion told to its other end).
 #[derive(Default)]
 struct Mail {
     packets: Vec<Crossing>,
@@ -396,13 +396,11 @@ impl<'a> Part<'a> {
         for &(p, _) in &exits {
             crossing[p.idx()] = true;
         }
-        let nodes = w.net.n_hosts() + w.net.switches.len();
-        let parts = (0..nodes).map(|n| cut.of(NodeId(n as u32)) as u32).collect();
-        w.ev.held = Some(Box::new(Held::new(crossing, parts)));
+        w.ev.held = Some(Box::new(Held::new(crossing, cut.node_parts().to_vec())));
         let hosts: Vec<bool> = (0..w.net.n_hosts()).map(|h| mine(NodeId(h as u32))).collect();
         w.transport.set_local(hosts.clone());
         w.local = Some(hosts);
-        let mine = (0..nodes).map(|n| mine(NodeId(n as u32))).collect();
+        let mine = cut.node_parts().iter().map(|&p| p as usize == id).collect();
         Ok(Part {
             w,
             id,
