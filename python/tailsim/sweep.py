@@ -14,8 +14,8 @@ leave nothing (a point is finished or absent), the workers exit (also when the p
 they ask the kernel for a signal on their parent's death), and KeyboardInterrupt goes on to the caller. One
 sweep at a time writes into a directory (a lock file, ``OUT/.lock``).
 
-Points run on a local process pool by default, or on a Dask distributed cluster (``backend="dask"``), which
-must see ``OUT`` at the same path (a shared filesystem).
+Points run on local worker processes by default (fresh interpreters, not forks: ``_sweep_worker``), or on a
+Dask distributed cluster (``backend="dask"``), which must see ``OUT`` at the same path (a shared filesystem).
 """
 
 from __future__ import annotations
@@ -27,15 +27,18 @@ import fcntl
 import hashlib
 import itertools
 import json
-import multiprocessing as mp
 import os
+import pickle
+import queue
 import shutil
 import signal
+import subprocess
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -345,43 +348,123 @@ def _report(show: bool, done: int, total: int, r: dict) -> None:
 
 def _local(todo: list, workers: Optional[int], outcomes: dict, show: bool) -> None:
     n = min(workers or os.cpu_count() or 1, len(todo))
-    # "fork" where available: workers do not re-run the user's script (which "spawn" does, breaking scripts
-    # without an `if __name__ == "__main__":` guard), and the simulator starts no threads of its own.
-    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-    pool = ProcessPoolExecutor(
-        max_workers=n, mp_context=mp.get_context(method), initializer=_worker_init, initargs=(os.getpid(),)
-    )
+    if n == 0:
+        return
+    procs = _Workers(n)
+    threads = ThreadPoolExecutor(max_workers=n, thread_name_prefix="tailsim-sweep")
     futs = []
     try:
-        futs = [pool.submit(_run_point, s) for s in todo]
+        futs = [threads.submit(procs.run, s) for s in todo]
         for done, f in enumerate(as_completed(futs), 1):
             r = f.result()
+            if r is None:  # a worker was stopped by a signal sent to it alone: the sweep stops as on Ctrl-C
+                raise KeyboardInterrupt
             outcomes[r["id"]] = r
             _report(show, done, len(todo), r)
+        procs.close()
     except BaseException:
         # Ctrl-C (the workers got it too, from the terminal) or SIGTERM (only this process did): cancel what
         # is queued, stop what runs, and wait for the workers to be gone.
         for f in futs:
             f.cancel()
-        _stop_workers(pool)
+        procs.stop()
         raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        threads.shutdown(wait=True, cancel_futures=True)
 
 
-def _stop_workers(pool: ProcessPoolExecutor, grace: float = 5.0) -> None:
-    procs = list((getattr(pool, "_processes", None) or {}).values())
-    for p in procs:
-        if p.is_alive():
+class _Workers:
+    """The local pool: ``n`` worker processes (`tailsim._sweep_worker`, fresh interpreters started with
+    ``subprocess``: why not forked, nor multiprocessing's "spawn", is said there), each serving one point
+    at a time to one of the sweep's threads. A worker that dies on a point (a crash, an OOM kill) fails that
+    point alone, and a new one takes its place."""
+
+    def __init__(self, n: int):
+        self._lock = threading.Lock()
+        self._stopping = False
+        self._procs: list[subprocess.Popen] = []
+        self._idle: queue.SimpleQueue = queue.SimpleQueue()
+        # Started from the calling thread, which outlives them: on Linux a worker's parent-death signal
+        # follows the thread that started it.
+        for _ in range(n):
+            self._idle.put(self._start())
+
+    def _start(self) -> subprocess.Popen:
+        env = dict(os.environ)
+        # The tailsim this process runs, whatever sys.path the caller built at run time.
+        here = str(Path(__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join([here, *filter(None, [env.get("PYTHONPATH")])])
+        p = subprocess.Popen(
+            [sys.executable, "-m", "tailsim._sweep_worker", str(os.getpid())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        with self._lock:
+            self._procs.append(p)
+        return p
+
+    def run(self, spec: dict) -> Optional[dict]:
+        """The point's outcome, or None if the sweep is stopping or the worker was stopped by a signal."""
+        p = self._idle.get()
+        try:
+            if self._stopping:
+                return None
             try:
-                os.kill(p.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-    for p in procs:
-        p.join(grace)
-        if p.is_alive():
-            p.kill()
-            p.join()
+                pickle.dump(spec, p.stdin)
+                p.stdin.flush()
+                return pickle.load(p.stdout)
+            except (EOFError, OSError, ValueError, pickle.UnpicklingError):  # ValueError: closed by stop()
+                code = p.wait()
+            if self._stopping or code in (130, -signal.SIGINT, -signal.SIGTERM):
+                return None
+            # It died on this point: the point fails alone (as _run_point records a failure), a new worker
+            # serves the next.
+            p = self._start()
+            how = f"exit status {code}"
+            if code < 0:
+                how = f"killed by signal {-code}"
+                with contextlib.suppress(ValueError):
+                    how = f"killed by {signal.Signals(-code).name}"
+            msg = f"the worker process running this point died ({how})"
+            pdir = Path(spec["dir"])
+            shutil.rmtree(pdir, ignore_errors=True)
+            pdir.mkdir(parents=True, exist_ok=True)
+            _atomic_write(
+                pdir / "point.json", json.dumps({"params": spec["params"], "sets": _point_sets(spec)}, indent=1)
+            )
+            _atomic_write(pdir / "error.txt", msg + "\n")
+            return {"id": spec["id"], "ok": False, "error": msg}
+        finally:
+            self._idle.put(p)
+
+    def close(self) -> None:
+        """Every point answered: end of input ends each worker."""
+        for p in self._procs:
+            with contextlib.suppress(OSError):
+                p.stdin.close()
+        for p in self._procs:
+            p.wait()
+
+    def stop(self, grace: float = 5.0) -> None:
+        """SIGTERM to every worker (a running point stops at its next poll and leaves nothing), then wait;
+        a worker still there after ``grace`` seconds is killed."""
+        with self._lock:
+            self._stopping = True
+            procs = list(self._procs)
+        for p in procs:
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    p.send_signal(signal.SIGTERM)
+        for p in procs:
+            try:
+                p.wait(grace)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            for f in (p.stdin, p.stdout):
+                with contextlib.suppress(OSError):
+                    f.close()
 
 
 def _dask(todo: list, workers: Optional[int], scheduler: Optional[str], outcomes: dict, show: bool) -> None:

@@ -283,3 +283,66 @@ def test_one_sweep_at_a_time_in_a_directory(tmp_path):
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         proc.communicate(timeout=30)
+
+
+def test_a_worker_that_dies_fails_its_point_alone(tmp_path):
+    # A crash or an OOM kill of one worker: that point fails (error.txt says how), a new worker runs the
+    # rest, and the same command then computes only the failed point.
+    out = tmp_path / "s"
+    mark = f"crash-{os.getpid()}-{time.time_ns()}"
+    sweep_file = _sweep_file(tmp_path, out)
+    proc = _start_sweep(sweep_file, mark)
+    workers = []
+    deadline = time.time() + 60
+    while len(workers) < 2 and time.time() < deadline:
+        workers = [p for p in _marked(mark) if p != proc.pid]
+        time.sleep(0.02)
+    assert len(workers) == 2, f"expected two workers, found {workers}"
+    time.sleep(1.0)  # imported and running a point (each point takes about a second)
+    os.kill(workers[0], signal.SIGKILL)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 1, stderr
+    assert "4 points: 3 computed, 0 reused, 1 failed" in stdout, stdout + stderr
+    failed = [d for d in (out / "points").iterdir() if (d / "error.txt").exists()]
+    assert len(failed) == 1
+    assert (
+        (failed[0] / "error.txt")
+        .read_text()
+        .startswith("the worker process running this point died (killed by SIGKILL)")
+    )
+    assert not (failed[0] / "summary.json").exists()
+    r = subprocess.run(
+        [sys.executable, "-m", "tailsim", "sweep", str(sweep_file), "-q"], capture_output=True, text=True, timeout=300
+    )
+    assert r.returncode == 0 and "4 points: 1 computed, 3 reused, 0 failed" in r.stdout, r.stdout + r.stderr
+
+
+def test_a_sweep_does_not_fork_the_callers_threads_locks(tmp_path):
+    # A worker forked from a process whose other threads hold locks inherits them held, and waits for ever on
+    # the first it needs (a CI run hung so: a forked worker in a futex wait while the test process's Dask and
+    # tqdm threads ran). Here another thread holds the import lock, which CPython's fork itself takes: a
+    # forked pool cannot even start until it is released (after 60 s), while fresh worker processes do not
+    # care. A first sweep imports whatever a sweep imports, so this process needs the lock for nothing.
+    import _imp
+
+    base = {"set": {"workload[0].flows": 100}}
+    tailsim.sweep(EXAMPLE, {"seed": [1, 2]}, tmp_path / "warm", workers=2, progress=False, **base)
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        _imp.acquire_lock()
+        held.set()
+        release.wait(60)
+        _imp.release_lock()
+
+    t = threading.Thread(target=hold, daemon=True)
+    t.start()
+    held.wait()
+    try:
+        res = tailsim.sweep(EXAMPLE, {"seed": [1, 2]}, tmp_path / "s", workers=2, progress=False, **base)
+        finished_while_held = not release.is_set() and t.is_alive()
+    finally:
+        release.set()
+        t.join()
+    assert finished_while_held, "the sweep waited for the lock another thread held"
+    assert not res.failed and len(res.flows) == 200
