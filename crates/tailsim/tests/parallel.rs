@@ -60,7 +60,10 @@ fn results(e: &Experiment, s: &Summary) -> serde_json::Value {
     // Every flow's record, every field (end, retransmissions and timeouts come from different parts).
     let flows: Vec<_> = e.world.records.all().iter().map(|r| format!("{r:?}")).collect();
     // The transport's own tables (TCP's cwnd trace and rx_gaps), as text.
-    let tables: Vec<_> = e.world.transport.tables().iter().map(|(name, cols)| format!("{name}: {cols:?}")).collect();
+    let mut tables: Vec<_> =
+        e.world.transport.tables().iter().map(|(name, cols)| format!("{name}: {cols:?}")).collect();
+    // And the mechanisms' (BurstRadar's telemetry records).
+    tables.extend(e.world.net.mechanism_tables().iter().map(|(name, cols)| format!("{name}: {cols:?}")));
     serde_json::json!({ "summary": v, "ports": ports, "sinks": sinks, "flows": flows, "tables": tables, "now": e.world.now.0 })
 }
 
@@ -375,6 +378,48 @@ fn qjump_cut_into_parts_gives_the_serial_runs_results() {
 }
 
 #[test]
+fn switch_mechanisms_cut_into_parts_give_the_serial_runs_results() {
+    // TCP's web-search flows and three 10-to-1 incasts (`tcp_fat_tree`) through each mechanism that splits
+    // between parts. Its state is its switches' (per port, per switch), its timers act at one switch, and
+    // the packets it makes cross links between parts as any packet does: PFC's frames (pauses climb from
+    // the incast's ToR through aggregation and cores into other pods), FastLane's and bounce's notices.
+    let lossless = "[host]\nnic_buffer = \"unlimited\"\n[pfc]\nresponse = \"1us\"\n";
+    let cases = [
+        ("pfc", "kind = \"tcp\"", format!("[switch]\nbuffer = \"30KB\"\n{lossless}"), &[2usize, 3, 4, 8][..]),
+        (
+            "cioq",
+            "kind = \"tcp\"",
+            format!("[switch]\narchitecture = \"cioq\"\nbuffer = \"30KB\"\ningress_buffer = \"200KB\"\n{lossless}"),
+            &[2, 4],
+        ),
+        ("fastlane", "kind = \"tcp\"\nmin_rto = \"1ms\"", "[switch]\nbuffer = \"20KB\"\n[fastlane]\n".into(), &[2, 4]),
+        ("bounce_drop", "kind = \"tcp\"", "[switch]\nbuffer = \"20KB\"\nbounce = true\n".into(), &[2, 4]),
+        (
+            "codel",
+            "kind = \"tcp\"\necn = true",
+            "[switch]\nbuffer = \"300KB\"\n[codel]\ntarget = \"5us\"\ninterval = \"50us\"\n".into(),
+            &[2, 4],
+        ),
+        ("burstradar", "kind = \"tcp\"", "[burstradar]\nmonitor = 15\nthreshold = \"2us\"\n".into(), &[2, 4]),
+    ];
+    for (name, transport, extra, cuts) in cases {
+        let toml = tcp_fat_tree(300, transport, &extra);
+        let want = serial(&toml);
+        let s = &want["summary"];
+        let m = &s["mechanisms"][name];
+        let n = |k: &str| m[k].as_u64().unwrap_or_else(|| panic!("{name}: {k} in {m}"));
+        match name {
+            "pfc" => assert!(n("pause_frames") > 100 && s["packets"]["dropped"] == 0, "{name}: {m}"),
+            "cioq" => assert!(n("transfers") > 10_000 && m["pfc"]["pause_frames"].as_u64().unwrap() > 10, "{m}"),
+            "fastlane" | "bounce_drop" => assert!(n("notices") > 100, "{name}: {m}"),
+            "codel" => assert!(n("marks") > 100, "{name}: {m}"),
+            _ => assert!(n("marked") > 100 && m["ring"]["exported"].as_u64().unwrap() > 100, "{name}: {m}"),
+        }
+        cut_gives(&want, &toml, cuts, name);
+    }
+}
+
+#[test]
 fn a_lookahead_longer_than_a_cut_link_is_caught() {
     let toml = raw_fat_tree(4, 5, 100);
     let mut e = exp(&toml);
@@ -407,7 +452,7 @@ fn what_parts_cannot_do_yet_is_refused_before_anything_runs() {
             "starts flows when others finish",
         ),
         ("[output]\nqueue_sample = \"10us\"\n", "queue samples (output.queue_sample)"),
-        ("[pfc]\n", "is not yet split between parts"),
+        ("[pfc]\n[output]\npcap = [\"hosts\"]\n", "mechanism \"pcap\" keeps the first packets of the whole run"),
     ];
     for (extra, says) in cases {
         let toml = format!("{base}{extra}");

@@ -130,7 +130,7 @@ pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, fr: Framing, net: &mut Ne
             }
             let switches: Vec<Vec<_>> = net.switches.iter().map(|s| s.ports.clone()).collect();
             let ports: Vec<_> = net.switch_ports().collect();
-            let pfc = pfc.map(|prm| Pfc::new(prm, net.ports.len()));
+            let pfc = pfc.map(|prm| Pfc::new(prm, net.ports.len()).tagged(crate::net::mech::cioq::PFC_TIMERS));
             let m = Cioq::new(CioqParams { ingress, egress, speedup }, switches, net.ports.len(), pfc);
             net.install(Mech::Cioq(m), ports);
         }

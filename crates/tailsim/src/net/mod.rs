@@ -241,7 +241,7 @@ impl Network {
 
     /// Take from `other` (a copy of this fabric that ran another part of a parallel run, sim/parallel.rs)
     /// the state of the nodes `theirs` accepts: hosts, switches, their ports (with each port's packet in
-    /// transmission and random stream), the raw sources at their hosts; and add its packet-hops. What other
+    /// transmission and random stream), each mechanism's state at them (`Hooks::take_part`); and add its packet-hops. What other
     /// parts' copies of these hold is left behind: the merged fabric is for results, not for running on.
     pub fn take_part(&mut self, other: &mut Network, theirs: impl Fn(NodeId) -> bool) {
         let h = self.hosts.len();
@@ -263,9 +263,7 @@ impl Network {
             }
         }
         for (a, b) in self.mechs.iter_mut().zip(&mut other.mechs) {
-            if let (Mech::Cbr(a), Mech::Cbr(b)) = (a, b) {
-                a.take_sources(b, &theirs);
-            }
+            a.take_part(b, &self.ports, &theirs);
         }
         if let (Some(a), Some(b)) = (&mut self.qjump, &mut other.qjump) {
             a.take_part(b, |i| theirs(NodeId(i as u32)));

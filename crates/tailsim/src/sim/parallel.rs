@@ -26,14 +26,13 @@
 //! What a part's world cannot do yet is refused before anything runs (`World::parallel_refusal`):
 //! workloads that start flows when others finish, queue samples and other
 //! events of the whole fabric but the end of warm-up, arrivals, faults and re-convergence (which every part
-//! handles), switch mechanisms but raw sources, an event budget. At the end the parts' nodes are
+//! handles), switch mechanisms that do not split (`Hooks::parallel_refusal`), an event budget. At the end the parts' nodes are
 //! gathered into the first part's world (`Network::take_part`), whose results are then those of
 //! the serial run; it cannot run on.
 
 use super::{Progress, StopAt, StopReason, World};
 use crate::engine::{Event, Held, Message, MinBarrier, Next};
 use crate::metrics::records::FlowRecords;
-use crate::net::mech::Mech;
 use crate::net::packet::Packet;
 use crate::net::partition::Partition;
 use crate::net::port::DropReason;
@@ -79,10 +78,7 @@ fn owner(net: &Network, transport: &Transport, e: Event) -> Option<NodeId> {
         Event::TxDone(p) => Some(net.ports[p.idx()].node),
         Event::SwitchForward(n) | Event::HostTx(n) | Event::HostRx(n) | Event::HostShaper(n) => Some(n),
         Event::Timer(slot, gen, kind) => transport.timer_node(slot, gen, kind),
-        Event::Mech(m, key) => match &net.mechs[m as usize] {
-            Mech::Cbr(c) => Some(c.source_host(key)),
-            _ => None,
-        },
+        Event::Mech(m, key) => net.mechs[m as usize].timer_node(&net.ports, key),
         _ => None,
     }
 }
@@ -128,8 +124,8 @@ impl World {
                 "queue samples (output.queue_sample) read every port at one instant: not yet in parallel runs".into(),
             );
         }
-        if let Some(m) = self.net.mechs.iter().find(|m| !matches!(m, Mech::Cbr(_))) {
-            return Some(format!("mechanism \"{}\" is not yet split between parts", m.name()));
+        if let Some((m, why)) = self.net.mechs.iter().find_map(|m| Some((m, m.parallel_refusal()?))) {
+            return Some(format!("mechanism \"{}\" {why}", m.name()));
         }
         None
     }

@@ -183,9 +183,9 @@ impl World {
             // These two carry the host in the slot (transport/mod.rs).
             Event::Timer(slot, _, TimerKind::Pacer | TimerKind::RxPacer) => Owner::Node(NodeId(slot.0)),
             // A raw source's timer acts at its host (as a parallel run has it, sim/parallel.rs).
-            Event::Mech(m, key) => match &self.net.mechs[m as usize] {
-                crate::net::mech::Mech::Cbr(c) => Owner::Node(c.source_host(key)),
-                _ => Owner::Spread,
+            Event::Mech(m, key) => match self.net.mechs[m as usize].timer_node(&self.net.ports, key) {
+                Some(n) => Owner::Node(n),
+                None => Owner::Spread,
             },
             Event::Timer(..) | Event::Arrival(_) => Owner::Spread,
             Event::Fault(_) | Event::Reconverge | Event::WarmupEnd | Event::QueueSample => Owner::Global,

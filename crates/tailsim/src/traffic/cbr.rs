@@ -11,6 +11,7 @@ use crate::engine::Rng;
 use crate::net::hooks::{Effect, HookCtx, HookSet};
 use crate::net::mech::Hooks;
 use crate::net::packet::{Packet, PktKind};
+use crate::net::port::Port;
 use crate::units::{BitsPerSec, FlowSlot, NodeId, Time};
 
 /// A distribution given by points of its CDF, (value, cumulative probability) with increasing values and
@@ -115,21 +116,6 @@ impl Cbr {
         Cbr { sources, state }
     }
 
-    /// The host of source `key`'s timer: a parallel run handles it in that host's part (sim/parallel.rs).
-    pub fn source_host(&self, key: u32) -> NodeId {
-        self.sources[key as usize].src
-    }
-
-    /// Take from `other` (the same sources, another part's copy) the state of the sources whose host
-    /// `theirs` accepts: the merge at the end of a parallel run.
-    pub fn take_sources(&mut self, other: &mut Cbr, theirs: impl Fn(NodeId) -> bool) {
-        for (i, s) in self.sources.iter().enumerate() {
-            if theirs(s.src) {
-                std::mem::swap(&mut self.state[i], &mut other.state[i]);
-            }
-        }
-    }
-
     /// The mean offered rate of source `i` in bits per second (on/off duty cycle included).
     pub fn mean_rate(s: &CbrSource) -> f64 {
         match (&s.on, &s.off) {
@@ -154,6 +140,24 @@ impl Cbr {
 impl Hooks for Cbr {
     const NAME: &'static str = "cbr";
     const HOOKS: HookSet = HookSet::NONE;
+
+    fn parallel_refusal(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// A source's timer acts at its host.
+    fn timer_node(&self, _ports: &[Port], key: u32) -> Option<NodeId> {
+        Some(self.sources[key as usize].src)
+    }
+
+    /// The state of the sources whose host `theirs` accepts.
+    fn take_part(&mut self, other: &mut Cbr, _ports: &[Port], theirs: &dyn Fn(NodeId) -> bool) {
+        for (i, s) in self.sources.iter().enumerate() {
+            if theirs(s.src) {
+                std::mem::swap(&mut self.state[i], &mut other.state[i]);
+            }
+        }
+    }
 
     fn start(&mut self, c: &mut HookCtx) {
         for i in 0..self.sources.len() {

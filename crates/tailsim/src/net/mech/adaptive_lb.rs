@@ -72,6 +72,13 @@ impl Hooks for AdaptiveLb {
     const NAME: &'static str = "adaptive_lb";
     const HOOKS: HookSet = HookSet::INGRESS;
 
+    fn parallel_refusal(&self) -> Option<&'static str> {
+        Some(
+            "draws every switch's choices from one random stream, in the order of the whole fabric's events: not \
+             yet in parallel runs (a stream per switch would split it, a change of results)",
+        )
+    }
+
     fn on_ingress(&mut self, c: &mut HookCtx, _at: PortId, id: PktId, cands: &[PortId]) -> Option<PortId> {
         if cands.len() < 2 {
             return None;

@@ -11,8 +11,8 @@
 use super::Hooks;
 use crate::net::hooks::{Effect, HookCtx, HookSet};
 use crate::net::packet::{Packet, PktKind};
-use crate::net::port::DropReason;
-use crate::units::{PktId, PortId};
+use crate::net::port::{DropReason, Port};
+use crate::units::{NodeId, PktId, PortId};
 
 /// Size of a notice on the wire: a minimum Ethernet frame.
 pub const NOTICE_BYTES: u32 = 64;
@@ -26,7 +26,7 @@ pub struct BounceDrop {
 pub struct BounceStats {
     /// Notices made (one per dropped data packet that had an ingress port).
     pub notices: u64,
-    /// Dropped data packets without an ingress port (at a host's NIC): no notice.
+    /// Dropped data packets without an ingress port (at a host's NIC) or corrupted on a link: no notice.
     pub not_bounced: u64,
 }
 
@@ -34,18 +34,31 @@ impl Hooks for BounceDrop {
     const NAME: &'static str = "bounce_drop";
     const HOOKS: HookSet = HookSet::DROP;
 
-    fn on_drop(&mut self, c: &mut HookCtx, at: PortId, id: PktId, _why: DropReason) {
+    fn on_drop(&mut self, c: &mut HookCtx, at: PortId, id: PktId, why: DropReason) {
         let p = *c.packet(id);
         if p.kind != PktKind::Data {
             return;
         }
-        if p.in_port == PortId::NONE {
+        // A corrupted packet is dropped at the link's far end (its checksum fails there): the switch that
+        // sent it never learns of it (as FastLane's switches, which notify no corruption either).
+        if p.in_port == PortId::NONE || why == DropReason::Corrupt {
             self.stats.not_bounced += 1;
             return;
         }
         let notice = c.make(Packet::notice_about(&p, c.ports[at.idx()].node, NOTICE_BYTES));
         c.effect(Effect::Enqueue { port: p.in_port, id: notice });
         self.stats.notices += 1;
+    }
+
+    // Split between the parts of a parallel run: it keeps nothing but counters, and a notice leaves by
+    // the dropping switch's own port.
+    fn parallel_refusal(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn take_part(&mut self, other: &mut BounceDrop, _ports: &[Port], _theirs: &dyn Fn(NodeId) -> bool) {
+        self.stats.notices += other.stats.notices;
+        self.stats.not_bounced += other.stats.not_bounced;
     }
 
     fn summary(&self) -> serde_json::Value {

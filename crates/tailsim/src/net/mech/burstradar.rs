@@ -29,7 +29,7 @@ use super::Hooks;
 use crate::metrics::output::Column;
 use crate::net::hooks::{Admit, Effect, HookCtx, HookSet};
 use crate::net::packet::PktKind;
-use crate::net::port::DropReason;
+use crate::net::port::{DropReason, Port};
 use crate::net::queue::CLASSES;
 use crate::units::{BitsPerSec, NodeId, PktId, PortId, Time};
 use std::collections::VecDeque;
@@ -317,6 +317,22 @@ impl Hooks for BurstRadar {
             }
             self.cloning.pop_front();
             c.effect(Effect::Enqueue { port: self.prm.mirror, id });
+        }
+    }
+
+    // Split between the parts of a parallel run: everything it keeps is the monitor's switch's (the
+    // watched ports, the ring, the couriers being cloned), and its timer acts there.
+    fn parallel_refusal(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn timer_node(&self, ports: &[Port], _key: u32) -> Option<NodeId> {
+        Some(ports[self.prm.mirror.idx()].node)
+    }
+
+    fn take_part(&mut self, other: &mut BurstRadar, ports: &[Port], theirs: &dyn Fn(NodeId) -> bool) {
+        if theirs(ports[self.prm.mirror.idx()].node) {
+            std::mem::swap(self, other);
         }
     }
 

@@ -18,18 +18,23 @@
 //!
 //! Built on hooks only: `INGRESS` (PFC's charge), `ADMIT` (every packet that arrived over a link is held in
 //! ingress), `DEQUEUE` at egress (room freed: the crossbar may move more), `ARRIVE` (PFC frames), and timers
-//! (the end of a transfer; PFC's frames take key 0).
+//! (the end of a transfer; PFC's frames are keyed by their upstream port under `PFC_TIMERS`).
+//!
+//! Split between the parts of a parallel run (sim/parallel.rs): every queue, transfer and round-robin
+//! position is a switch's, and every timer acts at one switch (`timer_node`).
 
 use super::pfc::Pfc;
 use super::Hooks;
 use crate::net::hooks::{Admit, Arrive, Effect, HookCtx, HookSet};
-use crate::net::port::DropReason;
+use crate::net::port::{DropReason, Port};
 use crate::net::queue::CLASSES;
-use crate::units::{PktId, PortId, Time};
+use crate::units::{NodeId, PktId, PortId, Time};
 use std::collections::VecDeque;
 
-/// Timer keys: 0 is PFC's, 1 + p the end of ingress port p's transfer, `KICK | s` a new round at switch s.
+/// Timer keys: 1 + p the end of ingress port p's transfer, `KICK | s` a new round at switch s, `PFC_TIMERS |
+/// p` a PFC frame taking effect at upstream port p.
 const KICK: u32 = 1 << 31;
+pub const PFC_TIMERS: u32 = 1 << 30;
 
 #[derive(Clone, Copy, Debug)]
 pub struct CioqParams {
@@ -207,9 +212,9 @@ impl Hooks for Cioq {
     }
 
     fn on_timer(&mut self, c: &mut HookCtx, key: u32) {
-        if key == 0 {
+        if key & KICK == 0 && key & PFC_TIMERS != 0 {
             if let Some(pfc) = &mut self.pfc {
-                pfc.on_timer(c, 0);
+                pfc.on_timer(c, key);
             }
             return;
         }
@@ -234,6 +239,43 @@ impl Hooks for Cioq {
                 f(id);
             }
         }
+    }
+
+    fn parallel_refusal(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn timer_node(&self, ports: &[Port], key: u32) -> Option<NodeId> {
+        let port = if key & KICK != 0 {
+            *self.switches[(key & !KICK) as usize].0.first()?
+        } else if key & PFC_TIMERS != 0 {
+            PortId(key & !PFC_TIMERS)
+        } else {
+            PortId(key - 1)
+        };
+        Some(ports[port.idx()].node)
+    }
+
+    fn take_part(&mut self, other: &mut Cioq, ports: &[Port], theirs: &dyn Fn(NodeId) -> bool) {
+        for (i, p) in ports.iter().enumerate() {
+            if theirs(p.node) {
+                std::mem::swap(&mut self.ingress[i], &mut other.ingress[i]);
+                self.receiving[i] = other.receiving[i];
+            }
+        }
+        for (a, b) in self.switches.iter_mut().zip(&other.switches) {
+            if a.0.first().is_some_and(|p| theirs(ports[p.idx()].node)) {
+                a.1 = b.1;
+            }
+        }
+        if let (Some(a), Some(b)) = (&mut self.pfc, &mut other.pfc) {
+            a.take_part(b, ports, theirs);
+        }
+        let (a, b) = (&mut self.stats, other.stats);
+        a.transfers += b.transfers;
+        a.ingress_drops += b.ingress_drops;
+        a.max_ingress_bytes = a.max_ingress_bytes.max(b.max_ingress_bytes);
+        a.blocked_by_full_egress += b.blocked_by_full_egress;
     }
 
     fn summary(&self) -> serde_json::Value {

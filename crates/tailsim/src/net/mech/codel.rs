@@ -6,7 +6,8 @@
 
 use super::Hooks;
 use crate::net::hooks::{HookCtx, HookSet};
-use crate::units::{PktId, PortId, Time};
+use crate::net::port::Port;
+use crate::units::{NodeId, PktId, PortId, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CodelParams {
@@ -96,6 +97,21 @@ impl Hooks for Codel {
                 self.stats.marks += 1;
             }
         }
+    }
+
+    // Split between the parts of a parallel run: its state is per port, it has no timers.
+    fn parallel_refusal(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn take_part(&mut self, other: &mut Codel, ports: &[Port], theirs: &dyn Fn(NodeId) -> bool) {
+        for (i, p) in ports.iter().enumerate() {
+            if theirs(p.node) {
+                self.ports[i] = other.ports[i];
+            }
+        }
+        self.stats.episodes += other.stats.episodes;
+        self.stats.marks += other.stats.marks;
     }
 
     fn summary(&self) -> serde_json::Value {

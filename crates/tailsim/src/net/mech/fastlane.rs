@@ -24,8 +24,8 @@
 use super::Hooks;
 use crate::net::hooks::{Admit, Effect, HookCtx, HookSet};
 use crate::net::packet::{Packet, PktKind};
-use crate::net::port::DropReason;
-use crate::units::{PktId, PortId, Time};
+use crate::net::port::{DropReason, Port};
+use crate::units::{NodeId, PktId, PortId, Time};
 use std::collections::VecDeque;
 
 /// Size of a notice: a minimum Ethernet frame (14 B Ethernet + 20 B IP + 20 B TCP + FCS, padded; §6.5.3).
@@ -226,6 +226,31 @@ impl Hooks for FastLane {
         let port = PortId(key);
         self.queues[port.idx()].timer = None;
         self.serve(c, port);
+    }
+
+    // Split between the parts of a parallel run: every notification queue is a port's, every timer a
+    // port's, and a notice is made at the switch that dropped its packet (a corrupted packet, dropped at
+    // the link's far end, gets none).
+    fn parallel_refusal(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn timer_node(&self, ports: &[Port], key: u32) -> Option<NodeId> {
+        Some(ports[key as usize].node)
+    }
+
+    fn take_part(&mut self, other: &mut FastLane, ports: &[Port], theirs: &dyn Fn(NodeId) -> bool) {
+        for (i, p) in ports.iter().enumerate() {
+            if theirs(p.node) {
+                std::mem::swap(&mut self.queues[i], &mut other.queues[i]);
+            }
+        }
+        let (a, b) = (&mut self.stats, other.stats);
+        a.notices += b.notices;
+        a.notices_dropped += b.notices_dropped;
+        a.not_notified += b.not_notified;
+        a.sent_with_tokens += b.sent_with_tokens;
+        a.sent_spare += b.sent_spare;
     }
 
     fn held(&self, f: &mut dyn FnMut(PktId)) {

@@ -18,8 +18,8 @@ pub mod pfc;
 pub mod sqr;
 
 use crate::net::hooks::{Admit, Arrive, HookCtx, HookSet};
-use crate::net::port::DropReason;
-use crate::units::{PktId, PortId};
+use crate::net::port::{DropReason, Port};
+use crate::units::{NodeId, PktId, PortId};
 
 /// What a mechanism can do. `HOOKS` says which hook points it implements; `Network::install` sets those bits on
 /// the ports it covers, and a hook is called only on ports whose bit is set.
@@ -74,6 +74,23 @@ pub trait Hooks {
     fn files(&self, _dir: &std::path::Path) -> std::io::Result<Vec<(String, u64)>> {
         Ok(Vec::new())
     }
+
+    // A parallel run (sim/parallel.rs, docs/parallel.md) gives every part a whole copy of each mechanism; a
+    // part calls hooks only at its own nodes' ports, so a mechanism whose state is kept per node (per port,
+    // per switch, per source host) and whose timers act at one node splits by saying which (`timer_node`)
+    // and gathering its nodes' state from the parts at the end (`take_part`).
+
+    /// Why this mechanism cannot run in a parallel run yet; None once it splits.
+    fn parallel_refusal(&self) -> Option<&'static str> {
+        Some("is not yet split between parts")
+    }
+    /// The node at which timer `key` acts: only that node's part handles it.
+    fn timer_node(&self, _ports: &[Port], _key: u32) -> Option<NodeId> {
+        None
+    }
+    /// Take from `other` (this mechanism's copy in another part of a parallel run) the state of the nodes
+    /// `theirs` accepts, and add its counters: the merge at the run's end, into the first part's copy.
+    fn take_part(&mut self, _other: &mut Self, _ports: &[Port], _theirs: &dyn Fn(NodeId) -> bool) {}
 }
 
 macro_rules! mechanisms {
@@ -136,6 +153,20 @@ macro_rules! mechanisms {
             }
             pub fn summary(&self) -> serde_json::Value {
                 match self { $($(#[$m])* Mech::$variant(m) => m.summary(),)* }
+            }
+            pub fn parallel_refusal(&self) -> Option<&'static str> {
+                match self { $($(#[$m])* Mech::$variant(m) => m.parallel_refusal(),)* }
+            }
+            pub fn timer_node(&self, ports: &[Port], key: u32) -> Option<NodeId> {
+                match self { $($(#[$m])* Mech::$variant(m) => m.timer_node(ports, key),)* }
+            }
+            /// `other` is this mechanism's copy in another part (the same variant: both built from one file).
+            pub fn take_part(&mut self, other: &mut Mech, ports: &[Port], theirs: &dyn Fn(NodeId) -> bool) {
+                match (self, other) {
+                    $($(#[$m])* (Mech::$variant(a), Mech::$variant(b)) => a.take_part(b, ports, theirs),)*
+                    #[allow(unreachable_patterns)]
+                    _ => unreachable!("two parts' mechanisms differ"),
+                }
             }
         }
     };

@@ -65,6 +65,10 @@ impl Hooks for Capture {
     const NAME: &'static str = "pcap";
     const HOOKS: HookSet = HookSet::DEQUEUE;
 
+    fn parallel_refusal(&self) -> Option<&'static str> {
+        Some("keeps the first packets of the whole run (output.pcap_max_packets) in the order every port sent them: not yet in parallel runs")
+    }
+
     fn on_dequeue(&mut self, c: &mut HookCtx, at: PortId, id: PktId) {
         if self.recs.len() >= self.max {
             self.missed += 1;

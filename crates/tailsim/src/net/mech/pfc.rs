@@ -16,9 +16,9 @@
 use super::Hooks;
 use crate::net::hooks::{Admit, Arrive, Effect, HookCtx, HookSet};
 use crate::net::packet::{Packet, PktKind};
-use crate::net::port::DropReason;
+use crate::net::port::{DropReason, Port};
 use crate::net::queue::CLASSES;
-use crate::units::{FlowSlot, PktId, PortId, Time};
+use crate::units::{FlowSlot, NodeId, PktId, PortId, Time};
 use std::collections::VecDeque;
 
 /// `Packet::aux` of a PFC frame (the mechanism's frame type).
@@ -45,6 +45,9 @@ pub struct Pfc {
     paused_sent: Vec<u8>,
     /// Frames that arrived and take effect after the response time, in order: (upstream port, classes, pause).
     pending: VecDeque<(PortId, u8, bool)>,
+    /// Added to the upstream port's number to make a frame's timer key (0 standalone; another mechanism that
+    /// holds PFC and has timers of its own sets a bit its keys do not use, `Pfc::tagged`).
+    tag: u32,
     pub stats: PfcStats,
 }
 
@@ -63,8 +66,18 @@ impl Pfc {
             ingress: vec![[0; CLASSES]; ports],
             paused_sent: vec![0; ports],
             pending: VecDeque::new(),
+            tag: 0,
             stats: PfcStats::default(),
         }
+    }
+    /// The same with its timers' keys `tag | port` (`tag` a bit above every port number).
+    pub fn tagged(mut self, tag: u32) -> Pfc {
+        self.tag = tag;
+        self
+    }
+    /// Whether timer `key` is one of this PFC's (under its tag).
+    pub fn owns_timer(&self, key: u32) -> bool {
+        key & self.tag == self.tag
     }
     /// Drain bytes of class `c` at ingress port `p`: bytes of classes 0..=c.
     pub fn drain_bytes(&self, p: PortId, c: usize) -> u64 {
@@ -162,14 +175,41 @@ impl Hooks for Pfc {
         // The frame crossed link `at`; the sender it pauses is the far end's port back over that link.
         let upstream = c.ports[at.idx()].reverse;
         self.pending.push_back((upstream, classes, pause));
-        c.timer(c.now + self.prm.response, 0);
+        c.timer(c.now + self.prm.response, self.tag | upstream.0);
         Arrive::Consumed
     }
 
-    fn on_timer(&mut self, c: &mut HookCtx, _key: u32) {
-        // Every frame has the same response time, so timers fire in arrival order.
+    fn on_timer(&mut self, c: &mut HookCtx, key: u32) {
+        // Every frame has the same response time, so timers fire in arrival order (in a part of a parallel
+        // run too: it holds only the frames that arrived at its own nodes, and their timers).
         let (port, classes, pause) = self.pending.pop_front().expect("one pending frame per timer");
+        debug_assert_eq!(self.tag | port.0, key, "PFC timers fire in the order their frames arrived");
         c.effect(if pause { Effect::Pause { port, classes } } else { Effect::Resume { port, classes } });
+    }
+
+    // Split between the parts of a parallel run: the accounting is per ingress port, so at its switch; a
+    // frame is made at the switch that pauses, crosses its link as packets do, and takes effect at the
+    // upstream port, where it arrived (the timer's key).
+    fn parallel_refusal(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn timer_node(&self, ports: &[Port], key: u32) -> Option<NodeId> {
+        Some(ports[(key & !self.tag) as usize].node)
+    }
+
+    fn take_part(&mut self, other: &mut Pfc, ports: &[Port], theirs: &dyn Fn(NodeId) -> bool) {
+        for (i, p) in ports.iter().enumerate() {
+            if theirs(p.node) {
+                self.ingress[i] = other.ingress[i];
+                self.paused_sent[i] = other.paused_sent[i];
+            }
+        }
+        self.pending.extend(other.pending.drain(..).filter(|&(p, ..)| theirs(ports[p.idx()].node)));
+        let (a, b) = (&mut self.stats, other.stats);
+        a.pause_frames += b.pause_frames;
+        a.unpause_frames += b.unpause_frames;
+        a.max_drain_bytes = a.max_drain_bytes.max(b.max_drain_bytes);
     }
 
     fn summary(&self) -> serde_json::Value {
