@@ -64,7 +64,11 @@ fn results(e: &Experiment, s: &Summary) -> serde_json::Value {
         e.world.transport.tables().iter().map(|(name, cols)| format!("{name}: {cols:?}")).collect();
     // And the mechanisms' (BurstRadar's telemetry records).
     tables.extend(e.world.net.mechanism_tables().iter().map(|(name, cols)| format!("{name}: {cols:?}")));
-    serde_json::json!({ "summary": v, "ports": ports, "sinks": sinks, "flows": flows, "tables": tables, "now": e.world.now.0 })
+    let samples: Vec<_> = e.world.queue_samples.iter().map(|&(t, p, b)| [t.0, p as u64, b]).collect();
+    serde_json::json!({
+        "summary": v, "ports": ports, "sinks": sinks, "flows": flows, "tables": tables, "now": e.world.now.0,
+        "samples": samples
+    })
 }
 
 fn serial(toml: &str) -> serde_json::Value {
@@ -420,6 +424,39 @@ fn switch_mechanisms_cut_into_parts_give_the_serial_runs_results() {
 }
 
 #[test]
+fn queue_samples_cut_into_parts_give_the_serial_runs_samples() {
+    // The serial run samples every port each `queue_sample` and stops after the first tick that finds
+    // nothing else pending; each part samples its own ports, and the merge keeps the serial run's ticks
+    // (sim/parallel.rs, `settle_samples`): runs that end at the time limit, that finish, and that finish with
+    // their next tick past the limit (so the serial run stops at the limit).
+    let raw = format!("{}[output]\nqueue_sample = \"7us\"\n", raw_fat_tree(4, 5, 300));
+    // Sampled more often than the lookahead (1 us): a window holds ticks after the last event, so taking
+    // the parts' last ticks for the serial run's is caught.
+    let tcp = tcp_fat_tree(
+        1,
+        "kind = \"dctcp\"",
+        "[switch]\necn_threshold = \"30KB\"\n[output]\nqueue_sample = \"700ns\"\nwarmup = \"50us\"\n",
+    );
+    let want = serial(&tcp);
+    let s = &want["summary"];
+    assert_eq!(s["stop_reason"], "finished", "{s}");
+    // The last event is the last tick, and it found nothing else pending: a limit just before it makes the
+    // serial run stop there, at the time limit, one tick short.
+    let end = want["now"].as_u64().unwrap();
+    assert_eq!(end % 700_000, 0, "the run ends at a tick");
+    let cut_short = format!("{tcp}[stop]\ntime = \"{}ps\"\n", end - 1);
+    for (name, toml) in [("time limit", raw), ("finished", tcp), ("next tick past the limit", cut_short)] {
+        let want = serial(&toml);
+        let samples = want["samples"].as_array().unwrap();
+        let ports = want["ports"].as_array().unwrap().len();
+        assert!(samples.len() > 30 * ports && samples.len().is_multiple_of(ports), "{name}: {} samples", samples.len());
+        let reason = &want["summary"]["stop_reason"];
+        assert_eq!(reason, if name == "finished" { "finished" } else { "time-limit" }, "{name}");
+        cut_gives(&want, &toml, &[2, 3, 4, 8], &format!("queue samples, {name}"));
+    }
+}
+
+#[test]
 fn a_lookahead_longer_than_a_cut_link_is_caught() {
     let toml = raw_fat_tree(4, 5, 100);
     let mut e = exp(&toml);
@@ -451,7 +488,6 @@ fn what_parts_cannot_do_yet_is_refused_before_anything_runs() {
             "[transport]\nkind = \"ndp\"\n[[workload]]\nkind = \"background\"\nsize = \"1MB\"\n",
             "starts flows when others finish",
         ),
-        ("[output]\nqueue_sample = \"10us\"\n", "queue samples (output.queue_sample)"),
         ("[pfc]\n[output]\npcap = [\"hosts\"]\n", "mechanism \"pcap\" keeps the first packets of the whole run"),
     ];
     for (extra, says) in cases {

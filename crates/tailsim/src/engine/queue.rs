@@ -563,6 +563,11 @@ impl EventQueue {
     pub fn add_processed(&mut self, n: u64) {
         self.popped += n;
     }
+    /// Set the count of events processed (a parallel run's merged world, whose parts each handled their own
+    /// copies of the queue samples).
+    pub fn set_processed(&mut self, n: u64) {
+        self.popped = n;
+    }
     /// Keep only the pending events `keep` accepts, in their order (a part of a parallel run drops the other
     /// parts' events from a world built whole). Dropping is not processing.
     pub fn retain(&mut self, mut keep: impl FnMut(Event) -> bool) {

@@ -132,6 +132,8 @@ pub struct World {
     /// Queue-occupancy samples (time, port, bytes) every `sample_every`, if set.
     pub queue_samples: Vec<(Time, u32, u64)>,
     sample_every: Option<Time>,
+    /// In a part of a parallel run, the ports that are this part's (their node's): the ones it samples.
+    sampled_ports: Option<Vec<bool>>,
     flow_events: Vec<FlowEvent>,
     new_flows: Vec<NewFlow>,
     /// Packets the outbox's effects brought to a host, to hand on after the drain.
@@ -201,6 +203,7 @@ impl World {
             flow_class: Vec::new(),
             queue_samples: Vec::new(),
             sample_every,
+            sampled_ports: None,
             flow_events: Vec::new(),
             new_flows: Vec::new(),
             delivered: Vec::new(),
@@ -519,15 +522,23 @@ impl World {
     }
 
     /// Record every port's queue and schedule the next sample while anything else is still pending (so
-    /// sampling alone never keeps a finished simulation running).
+    /// sampling alone never keeps a finished simulation running). A part of a parallel run records its own
+    /// ports and samples on: whether anything is pending anywhere is known only at the meetings, and the
+    /// merge keeps the serial run's samples (sim/parallel.rs, `Sampling`).
     fn sample_queues(&mut self) {
-        let now = self.now;
-        for (i, p) in self.net.ports.iter().enumerate() {
-            self.queue_samples.push((now, i as u32, p.bytes));
-        }
+        self.sample_at(self.now);
         if let Some(dt) = self.sample_every {
-            if !self.ev.is_empty() {
-                self.ev.schedule(now + dt, Event::QueueSample);
+            if !self.ev.is_empty() || self.sampled_ports.is_some() {
+                self.ev.schedule(self.now + dt, Event::QueueSample);
+            }
+        }
+    }
+
+    /// Record the queues of the ports this world samples, as at `now`.
+    fn sample_at(&mut self, now: Time) {
+        for (i, p) in self.net.ports.iter().enumerate() {
+            if self.sampled_ports.as_ref().is_none_or(|m| m[i]) {
+                self.queue_samples.push((now, i as u32, p.bytes));
             }
         }
     }

@@ -97,7 +97,6 @@ fn every_part(e: Event) -> bool {
 /// What a pending event of the whole fabric is, for the refusal.
 fn whole_fabric(e: Event) -> &'static str {
     match e {
-        Event::QueueSample => "queue samples (every port's queue at one instant)",
         Event::Timer(..) => "a transport's timers",
         Event::Mech(..) => "a mechanism's timers",
         _ => "an event of the whole fabric",
@@ -118,11 +117,6 @@ impl World {
                  for another, with ids in an order no part sees whole (docs/parallel.md, step 4): not yet in \
                  parallel runs"
             ));
-        }
-        if self.sample_every.is_some() {
-            return Some(
-                "queue samples (output.queue_sample) read every port at one instant: not yet in parallel runs".into(),
-            );
         }
         if let Some((m, why)) = self.net.mechs.iter().find_map(|m| Some((m, m.parallel_refusal()?))) {
             return Some(format!("mechanism \"{}\" {why}", m.name()));
@@ -193,7 +187,10 @@ impl World {
         for p in &parts {
             p.w.check_conservation().map_err(|e| format!("packet conservation violated in part {}: {e}", p.id))?;
         }
-        let shared: Vec<u64> = parts.iter().map(|p| p.shared).collect();
+        let mut reason = reason;
+        let samples = parts[0].w.sample_every.map(|dt| settle_samples(&mut parts, dt, &mut reason, limit));
+        let shared: Vec<u64> = parts.iter().map(|p| p.shared + p.ticks).collect();
+        let ticks_first = parts[0].ticks;
         let mut done = Parallel {
             reason,
             parts: n,
@@ -247,6 +244,19 @@ impl World {
         for (i, n) in corrupted {
             self.net.ports[i].stats.drops[corrupt] += n;
         }
+        if let Some((last, ticks)) = samples {
+            // Each part sampled its own ports: in the serial run's order, tick by tick, port by port.
+            for w in others.iter_mut() {
+                self.queue_samples.append(&mut w.queue_samples);
+            }
+            self.queue_samples.sort_unstable_by_key(|&(t, port, _)| (t, port));
+            // The serial run handled each kept tick once; the parts, each their own (some past the last).
+            self.ev.set_processed(self.ev.processed() - ticks_first + ticks);
+            if done.reason != StopReason::Interrupted {
+                self.now = last; // the serial run's last event: that tick (or the limit)
+            }
+            self.sampled_ports = None;
+        }
         if flows {
             let mut stores = vec![&self.records];
             stores.extend(others.iter().map(|w| &w.records));
@@ -260,6 +270,44 @@ impl World {
         }
         Ok(done)
     }
+}
+
+/// Queue samples of a parallel run, made the serial run's: returns the last tick kept and the number of
+/// ticks. The serial run samples at 0, dt, 2·dt, … and stops after the first tick that finds nothing else
+/// pending: the tick after the last one that some other event followed. Each part's order is the serial
+/// order restricted to its own events and its copies of the ticks, so the last tick one of its events
+/// followed is the serial run's, for those events (`Part::followed`); the latest over the parts is the serial
+/// run's. Parts sample on at every tick they reach, so the samples past the last tick go; a part that
+/// stopped short of it had nothing else pending, so its ports were already as they stay, and it fills in
+/// the missing ticks with them. A next tick past the time limit ends the serial run at the limit (it is
+/// pending), so it is then a stop at the time limit, with every tick up to the limit.
+fn settle_samples(parts: &mut [Part], dt: Time, reason: &mut StopReason, limit: Time) -> (Time, u64) {
+    let last = match *reason {
+        StopReason::TimeLimit => limit,
+        // Interrupted: the ticks every part reached.
+        StopReason::Interrupted => parts.iter().map(|p| p.last_tick.unwrap_or(Time::ZERO)).min().unwrap_or(Time::ZERO),
+        _ => match parts.iter().filter_map(|p| p.followed).max() {
+            Some(t) if t + dt > limit => {
+                *reason = StopReason::TimeLimit;
+                for p in parts.iter_mut() {
+                    p.w.now = limit;
+                }
+                limit
+            }
+            Some(t) => t + dt,
+            None => Time::ZERO,
+        },
+    };
+    for p in parts.iter_mut() {
+        let mut t = p.last_tick.map_or(Time::ZERO, |t| t + dt);
+        while t <= last {
+            debug_assert!(p.w.ev.len() <= 1, "a part short of the last tick has nothing but its next sample pending");
+            p.w.sample_at(t);
+            t += dt;
+        }
+        p.w.queue_samples.retain(|s| s.0 <= last);
+    }
+    (last, last.0 / dt.0 + 1)
 }
 
 /// What the parts share: the barrier, the mailboxes, the first error, every part's event count (progress).
@@ -356,8 +404,14 @@ struct Part<'a> {
     outbox: Vec<Mail>,
     windows: u64,
     handed: u64,
-    /// Events of the whole fabric this part handled (every part does: the merged run counts them once).
+    /// Events of the whole fabric this part handled (every part does: the merged run counts them once),
+    /// but queue samples.
     shared: u64,
+    /// Queue samples: the ticks this part handled, the last of them, and the last one that another of its
+    /// events followed (`settle_samples`).
+    ticks: u64,
+    last_tick: Option<Time>,
+    followed: Option<Time>,
     /// The first part's event count at the last progress call, in units of 2^16.
     polled: u64,
 }
@@ -371,7 +425,7 @@ impl<'a> Part<'a> {
         let (net, transport) = (&w.net, &w.transport);
         w.ev.retain(|e| match owner(net, transport, e) {
             Some(n) => mine(n),
-            None if every_part(e) => true,
+            None if every_part(e) || e == Event::QueueSample => true,
             None => {
                 whole.get_or_insert(e);
                 false
@@ -393,6 +447,9 @@ impl<'a> Part<'a> {
             crossing[p.idx()] = true;
         }
         w.ev.held = Some(Box::new(Held::new(crossing, cut.node_parts().to_vec())));
+        if w.sample_every.is_some() {
+            w.sampled_ports = Some(w.net.ports.iter().map(|p| mine(p.node)).collect());
+        }
         let hosts: Vec<bool> = (0..w.net.n_hosts()).map(|h| mine(NodeId(h as u32))).collect();
         w.transport.set_local(hosts.clone());
         w.local = Some(hosts);
@@ -407,6 +464,9 @@ impl<'a> Part<'a> {
             handed: 0,
             shared: 0,
             polled: 0,
+            ticks: 0,
+            last_tick: None,
+            followed: None,
         })
     }
 
@@ -414,6 +474,11 @@ impl<'a> Part<'a> {
     /// arrival, whichever is earlier.
     fn post(&mut self, meet: &Meeting, round: u64) -> u64 {
         let mut earliest = self.w.ev.peek_time().map_or(NOTHING, |t| t.0 + 1);
+        // A sampling part always holds its next sample (it samples on, `World::sample_queues`); alone, it
+        // keeps no run going, as in the serial run.
+        if self.w.sample_every.is_some() && self.w.ev.len() == 1 {
+            earliest = NOTHING;
+        }
         // A packet kept on an exit wire while it is serialized (`window`) is handed over at the end of the
         // window its serialization ends in, so no window may start after that end (a fast-path packet's end
         // of serialization need not be an event).
@@ -510,11 +575,18 @@ impl<'a> Part<'a> {
         while let Next::Due(t, e) = self.w.ev.pop_by(last) {
             debug_assert!(
                 owner(&self.w.net, &self.w.transport, e)
-                    .map_or(every_part(e) || matches!(e, Event::Timer(..)), |n| self.mine[n.idx()]),
+                    .map_or(every_part(e) || matches!(e, Event::Timer(..) | Event::QueueSample), |n| self.mine
+                        [n.idx()]),
                 "{e:?} at {t:?} is not part {}'s",
                 self.id
             );
-            self.shared += every_part(e) as u64;
+            if e == Event::QueueSample {
+                self.ticks += 1;
+                self.last_tick = Some(t);
+            } else {
+                self.followed = self.followed.max(self.last_tick);
+                self.shared += every_part(e) as u64;
+            }
             self.w.now = t;
             self.w.prefetch_ahead();
             self.w.dispatch(e);
