@@ -79,6 +79,12 @@ pub(crate) const SCENARIOS: &[(&str, &str, &str, &str)] = &[
         "1ms",
     ),
     (
+        "fattree1024-pfc",
+        "k = 16 fat tree (1,024 hosts, 100 Gbps, 1 us links), web search at 50 %, RDMA over PFC (lossless), ECMP: a switch mechanism in a parallel run (docs/parallel.md)",
+        include_str!("../../../examples/bench/fattree1024-pfc.toml"),
+        "1ms",
+    ),
+    (
         "fattree1024-cbr",
         "k = 16 fat tree (1,024 hosts, 100 Gbps, 1 us links), raw bursts at 50 % from every host, sprayed: what a parallel run takes today (docs/parallel.md)",
         include_str!("../../../examples/bench/fattree1024-cbr.toml"),

@@ -271,6 +271,22 @@ impl Network {
         self.packet_hops += other.packet_hops;
     }
 
+    /// Packet `id` leaves over port `at` for another part of a parallel run: the word a mechanism of the
+    /// port keeps about it for the far end (`Hooks::hand_out`; one mechanism per port has one, or none).
+    pub fn hand_out(&mut self, at: PortId, id: PktId) -> u64 {
+        if self.ports[at.idx()].hooks.is_empty() {
+            return 0;
+        }
+        self.mechs.iter_mut().fold(0, |w, m| w | m.hand_out(at, id))
+    }
+
+    /// Packet `id` came in over port `at` from another part, with the word `hand_out` gave there.
+    pub fn take_in(&mut self, at: PortId, id: PktId, word: u64) {
+        if !self.ports[at.idx()].hooks.is_empty() {
+            self.mechs.iter_mut().for_each(|m| m.take_in(at, id, word));
+        }
+    }
+
     /// The link between `a` and `b` changed state: every mechanism hears of it, for both directions.
     pub fn link_changed(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, a: NodeId, b: NodeId) {
         let hosts = self.hosts.len();

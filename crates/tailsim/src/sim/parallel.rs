@@ -59,8 +59,9 @@ pub struct Parallel {
 
 /// A packet on its way to another part: the port whose wire it crosses, when it arrives, the packet (None:
 /// the place of one lost as its serialization ended, whose arrival the serial run handles as an event that
-/// finds nothing: `end_tail`, net/link.rs).
-type Crossing = (PortId, Time, Option<Packet>);
+/// finds nothing: `end_tail`, net/link.rs), and what a mechanism of the port keeps about it for the far
+/// end (`Hooks::hand_out`: LinkGuardian's word of what the frame says).
+type Crossing = (PortId, Time, Option<Packet>, u64);
 
 /// What a part hands to another at a meeting: the packets crossing links, the messages between hosts
 /// (`EventQueue::schedule_message`: a flow's close or completion told to its other end).
@@ -527,8 +528,11 @@ impl<'a> Part<'a> {
     fn take_in(&mut self, meet: &Meeting, round: u64) {
         for from in 0..meet.n {
             let mut mail = meet.mailbox(round, self.id, from).lock().unwrap_or_else(|e| e.into_inner());
-            for (p, at, pkt) in mail.packets.drain(..) {
+            for (p, at, pkt, word) in mail.packets.drain(..) {
                 let id = pkt.map_or(PktId::NONE, |pkt| self.w.pk.take_in(pkt));
+                if id != PktId::NONE {
+                    self.w.net.take_in(p, id, word);
+                }
                 self.w.net.ports[p.idx()].onto_wire(&mut self.w.ev, p, at, id);
             }
             // A message's tie is its own (a flow's id), so when it is scheduled does not matter.
@@ -593,16 +597,15 @@ impl<'a> Part<'a> {
         }
         self.w.ev.forget_held();
         for &(p, to) in &self.exits {
-            let port = &mut self.w.net.ports[p.idx()];
-            let (wire, delay) = (&mut port.wire, port.delay);
-            while let Some(&(at, _)) = wire.head() {
+            let delay = self.w.net.ports[p.idx()].delay;
+            while let Some(&(at, _)) = self.w.net.ports[p.idx()].wire.head() {
                 if at.0 - delay.0 >= end.0 {
                     // Still being serialized (a fast-path packet is on the wire from its first bit): it stays
                     // until its serialization ends, when a link going down meanwhile can still take it back
                     // (`HookSet::TAIL`, net/link.rs). It arrives a delay after that end, after this window.
                     break;
                 }
-                let (id, _) = wire.pop();
+                let (id, _) = self.w.net.ports[p.idx()].wire.pop();
                 if at < end {
                     meet.fail(format!(
                         "causality: a packet over port {} (a link between parts of {} ps) is due at {} ps, inside \
@@ -610,9 +613,10 @@ impl<'a> Part<'a> {
                         p.0, delay.0, at.0, end.0
                     ));
                 }
+                let word = if id != PktId::NONE { self.w.net.hand_out(p, id) } else { 0 };
                 let pkt = (id != PktId::NONE).then(|| self.w.pk.hand_out(id));
                 self.handed += pkt.is_some() as u64;
-                self.outbox[to].packets.push((p, at, pkt));
+                self.outbox[to].packets.push((p, at, pkt, word));
             }
         }
         for m in self.w.ev.take_messages() {

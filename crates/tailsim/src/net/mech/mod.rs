@@ -91,6 +91,13 @@ pub trait Hooks {
     /// Take from `other` (this mechanism's copy in another part of a parallel run) the state of the nodes
     /// `theirs` accepts, and add its counters: the merge at the run's end, into the first part's copy.
     fn take_part(&mut self, _other: &mut Self, _ports: &[Port], _theirs: &dyn Fn(NodeId) -> bool) {}
+    /// Packet `id`, which port `at` sent, leaves this part for the far end's part: what the mechanism keeps
+    /// about it for the far end to read on arrival, as one word (0: nothing). Called in wire order.
+    fn hand_out(&mut self, _at: PortId, _id: PktId) -> u64 {
+        0
+    }
+    /// The far end's part took the packet in as `id`, with the word `hand_out` gave.
+    fn take_in(&mut self, _at: PortId, _id: PktId, _word: u64) {}
 }
 
 macro_rules! mechanisms {
@@ -159,6 +166,12 @@ macro_rules! mechanisms {
             }
             pub fn timer_node(&self, ports: &[Port], key: u32) -> Option<NodeId> {
                 match self { $($(#[$m])* Mech::$variant(m) => m.timer_node(ports, key),)* }
+            }
+            pub fn hand_out(&mut self, at: PortId, id: PktId) -> u64 {
+                match self { $($(#[$m])* Mech::$variant(m) => m.hand_out(at, id),)* }
+            }
+            pub fn take_in(&mut self, at: PortId, id: PktId, word: u64) {
+                match self { $($(#[$m])* Mech::$variant(m) => m.take_in(at, id, word),)* }
             }
             /// `other` is this mechanism's copy in another part (the same variant: both built from one file).
             pub fn take_part(&mut self, other: &mut Mech, ports: &[Port], theirs: &dyn Fn(NodeId) -> bool) {

@@ -33,12 +33,13 @@
 use super::Hooks;
 use crate::net::hooks::{Admit, Arrive, Effect, HookCtx, HookSet};
 use crate::net::packet::{Packet, PktKind};
-use crate::net::port::DropReason;
-use crate::units::{BitsPerSec, FlowSlot, PktId, PortId, Time};
+use crate::net::port::{DropReason, Port};
+use crate::units::{BitsPerSec, FlowSlot, NodeId, PktId, PortId, Time};
 use std::collections::VecDeque;
 
 mod recovery;
 mod seq;
+mod split;
 use recovery::Recovery;
 use seq::SeqBits;
 pub use seq::{copies_for, Seq};
@@ -736,6 +737,31 @@ impl Hooks for LinkGuardian {
             self.pfc_effect(c, ((key & !PFC) >> 1) as usize, key & 1 != 0);
         } else {
             self.on_loop(c, key as usize);
+        }
+    }
+
+    // Split between the parts of a parallel run: each end of a protected link keeps its own state (the
+    // `Link` record holds both, each read only by its end) and its switch's recirculation loop; what a frame
+    // says crosses with it (`hand_out`, `take_in`); each timer acts at one end.
+    fn parallel_refusal(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn timer_node(&self, ports: &[Port], key: u32) -> Option<NodeId> {
+        Some(self.timer_at(ports, key))
+    }
+
+    fn take_part(&mut self, other: &mut LinkGuardian, ports: &[Port], theirs: &dyn Fn(NodeId) -> bool) {
+        self.take_ends(other, ports, theirs);
+    }
+
+    fn hand_out(&mut self, at: PortId, id: PktId) -> u64 {
+        self.wire_of(at).map_or(0, |w| w.pop(id).pack())
+    }
+
+    fn take_in(&mut self, at: PortId, id: PktId, word: u64) {
+        if let Some(w) = self.wire_of(at) {
+            w.q.push_back((id, Tag::unpack(word)));
         }
     }
 
