@@ -287,12 +287,22 @@ impl Network {
         }
     }
 
-    /// The link between `a` and `b` changed state: every mechanism hears of it, for both directions.
-    pub fn link_changed(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, a: NodeId, b: NodeId) {
+    /// The link between `a` and `b` changed state: every mechanism hears of it, for both directions — in a
+    /// part of a parallel run, for the directions its own ports send (`mine`: what a switch of another part
+    /// makes of it is that part's).
+    pub fn link_changed(
+        &mut self,
+        now: Time,
+        ev: &mut EventQueue,
+        pk: &mut Packets,
+        a: NodeId,
+        b: NodeId,
+        mine: Option<&[bool]>,
+    ) {
         let hosts = self.hosts.len();
         for p in 0..self.ports.len() {
             let pt = &self.ports[p];
-            if !((pt.node == a && pt.peer == b) || (pt.node == b && pt.peer == a)) {
+            if !((pt.node == a && pt.peer == b) || (pt.node == b && pt.peer == a)) || mine.is_some_and(|m| !m[p]) {
                 continue;
             }
             let up = pt.up;

@@ -132,8 +132,9 @@ pub struct World {
     /// Queue-occupancy samples (time, port, bytes) every `sample_every`, if set.
     pub queue_samples: Vec<(Time, u32, u64)>,
     sample_every: Option<Time>,
-    /// In a part of a parallel run, the ports that are this part's (their node's): the ones it samples.
-    sampled_ports: Option<Vec<bool>>,
+    /// In a part of a parallel run, the ports that are this part's (their node's): the ones it samples and
+    /// whose mechanisms hear of a link's change (None: the serial run, every port).
+    own_ports: Option<Vec<bool>>,
     flow_events: Vec<FlowEvent>,
     new_flows: Vec<NewFlow>,
     /// Packets the outbox's effects brought to a host, to hand on after the drain.
@@ -203,7 +204,7 @@ impl World {
             flow_class: Vec::new(),
             queue_samples: Vec::new(),
             sample_every,
-            sampled_ports: None,
+            own_ports: None,
             flow_events: Vec::new(),
             new_flows: Vec::new(),
             delivered: Vec::new(),
@@ -410,7 +411,7 @@ impl World {
                     self.net.mark_tails(now, &mut self.ev);
                 }
                 if f.up.is_some() && !self.net.mechs.is_empty() {
-                    self.net.link_changed(now, &mut self.ev, &mut self.pk, f.a, f.b);
+                    self.net.link_changed(now, &mut self.ev, &mut self.pk, f.a, f.b, self.own_ports.as_deref());
                 }
                 if let (Some(d), Some(_)) = (self.net.reroute, f.up) {
                     self.ev.schedule(now + d, Event::Reconverge);
@@ -528,7 +529,7 @@ impl World {
     fn sample_queues(&mut self) {
         self.sample_at(self.now);
         if let Some(dt) = self.sample_every {
-            if !self.ev.is_empty() || self.sampled_ports.is_some() {
+            if !self.ev.is_empty() || self.own_ports.is_some() {
                 self.ev.schedule(self.now + dt, Event::QueueSample);
             }
         }
@@ -537,7 +538,7 @@ impl World {
     /// Record the queues of the ports this world samples, as at `now`.
     fn sample_at(&mut self, now: Time) {
         for (i, p) in self.net.ports.iter().enumerate() {
-            if self.sampled_ports.as_ref().is_none_or(|m| m[i]) {
+            if self.own_ports.as_ref().is_none_or(|m| m[i]) {
                 self.queue_samples.push((now, i as u32, p.bytes));
             }
         }

@@ -256,8 +256,8 @@ impl World {
             if done.reason != StopReason::Interrupted {
                 self.now = last; // the serial run's last event: that tick (or the limit)
             }
-            self.sampled_ports = None;
         }
+        self.own_ports = None;
         if flows {
             let mut stores = vec![&self.records];
             stores.extend(others.iter().map(|w| &w.records));
@@ -448,9 +448,7 @@ impl<'a> Part<'a> {
             crossing[p.idx()] = true;
         }
         w.ev.held = Some(Box::new(Held::new(crossing, cut.node_parts().to_vec())));
-        if w.sample_every.is_some() {
-            w.sampled_ports = Some(w.net.ports.iter().map(|p| mine(p.node)).collect());
-        }
+        w.own_ports = Some(w.net.ports.iter().map(|p| mine(p.node)).collect());
         let hosts: Vec<bool> = (0..w.net.n_hosts()).map(|h| mine(NodeId(h as u32))).collect();
         w.transport.set_local(hosts.clone());
         w.local = Some(hosts);

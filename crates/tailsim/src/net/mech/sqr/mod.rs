@@ -28,6 +28,7 @@ use crate::units::{NodeId, PktId, PortId, Time};
 use std::collections::VecDeque;
 
 mod lrr;
+mod split;
 use lrr::lrr_backups;
 
 /// How routes recover from a failed link.
@@ -763,6 +764,21 @@ impl Hooks for Sqr {
         for s in &self.sws {
             s.clone.iter().for_each(&mut *f);
         }
+    }
+
+    // Split between the parts of a parallel run: its state is per port and per switch, its copies never
+    // leave their switch, and each timer acts at one switch (a switch's clone pipe, a port's pass, release,
+    // detection); a link's change reaches only the parts of the ports it concerns (`Network::link_changed`).
+    fn parallel_refusal(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn timer_node(&self, ports: &[Port], k: u32) -> Option<NodeId> {
+        self.timer_at(ports, k)
+    }
+
+    fn take_part(&mut self, other: &mut Sqr, ports: &[Port], theirs: &dyn Fn(NodeId) -> bool) {
+        self.take_switches(other, ports, theirs);
     }
 
     fn summary(&self) -> serde_json::Value {
