@@ -241,8 +241,9 @@ impl Network {
 
     /// Take from `other` (a copy of this fabric that ran another part of a parallel run, sim/parallel.rs)
     /// the state of the nodes `theirs` accepts: hosts, switches, their ports (with each port's packet in
-    /// transmission and random stream), each mechanism's state at them (`Hooks::take_part`); and add its packet-hops. What other
-    /// parts' copies of these hold is left behind: the merged fabric is for results, not for running on.
+    /// transmission and random stream), each mechanism's state at them (`Hooks::take_part`); and add its
+    /// packet-hops. What other parts' copies of these hold is left behind: the merged fabric is for results,
+    /// not for running on.
     pub fn take_part(&mut self, other: &mut Network, theirs: impl Fn(NodeId) -> bool) {
         let h = self.hosts.len();
         for (i, (a, b)) in self.hosts.iter_mut().zip(&mut other.hosts).enumerate() {

@@ -23,12 +23,16 @@
 //! are retired at the meetings, the same in every part, so a flow has one slot everywhere
 //! (transport/split.rs); the parts' flow records are merged by id at the end (docs/parallel.md, "Flows").
 //!
+//! Switch mechanisms split by node (`Hooks::parallel_refusal`, `timer_node`, `take_part`, net/mech/mod.rs):
+//! each part calls their hooks at its own ports; what one keeps about a packet for the far end crosses with
+//! it (`hand_out`). Queue samples: each part samples its own ports and samples on; the merge keeps the
+//! serial run's ticks (`settle_samples`).
+//!
 //! What a part's world cannot do yet is refused before anything runs (`World::parallel_refusal`):
-//! workloads that start flows when others finish, queue samples and other
-//! events of the whole fabric but the end of warm-up, arrivals, faults and re-convergence (which every part
-//! handles), switch mechanisms that do not split (`Hooks::parallel_refusal`), an event budget. At the end the parts' nodes are
-//! gathered into the first part's world (`Network::take_part`), whose results are then those of
-//! the serial run; it cannot run on.
+//! workloads that start flows when others finish, events of the whole fabric other than those every part
+//! handles (the end of warm-up, arrivals, faults, re-convergence, queue samples), switch mechanisms that do
+//! not split, an event budget. At the end the parts' nodes are gathered into the first part's world
+//! (`Network::take_part`), whose results are then those of the serial run; it cannot run on.
 
 use super::{Progress, StopAt, StopReason, World};
 use crate::engine::{Event, Held, Message, MinBarrier, Next};
