@@ -133,7 +133,6 @@ def _run_point(spec: dict) -> dict:
     global _IN_RUN
     pdir = Path(spec["dir"])
     sets = _point_sets(spec)
-    point = json.dumps({"params": spec["params"], "sets": sets}, indent=1)
     args = (spec["kind"], spec["text"], spec["origin"], spec["base"], sets)
     _IN_RUN = True
     try:
@@ -147,7 +146,7 @@ def _run_point(spec: dict) -> dict:
             shutil.rmtree(pdir)
         _core.run(*args, str(pdir), None, False)
         # Last: a point is done when both its summary.json and its point.json are there.
-        _atomic_write(pdir / "point.json", point)
+        _atomic_write(pdir / "point.json", _point_json(spec))
         return {"id": spec["id"], "ok": True, "recomputed": have is not None}
     except KeyboardInterrupt:
         # Stopped: the point is not finished, so nothing of it stays (the run wrote no partial results).
@@ -156,14 +155,23 @@ def _run_point(spec: dict) -> dict:
             os._exit(130)
         raise
     except BaseException as e:  # noqa: BLE001 - every failure becomes a record, the sweep goes on
-        msg = f"{type(e).__name__}: {e}"
-        shutil.rmtree(pdir, ignore_errors=True)
-        pdir.mkdir(parents=True, exist_ok=True)
-        _atomic_write(pdir / "point.json", point)
-        _atomic_write(pdir / "error.txt", msg + "\n\n" + traceback.format_exc())
-        return {"id": spec["id"], "ok": False, "error": msg}
+        return _record_failure(spec, f"{type(e).__name__}: {e}", traceback.format_exc())
     finally:
         _IN_RUN = False
+
+
+def _point_json(spec: dict) -> str:
+    return json.dumps({"params": spec["params"], "sets": _point_sets(spec)}, indent=1)
+
+
+def _record_failure(spec: dict, msg: str, detail: str = "") -> dict:
+    """A failed point: its directory holds point.json and error.txt only (no summary.json: not finished)."""
+    pdir = Path(spec["dir"])
+    shutil.rmtree(pdir, ignore_errors=True)
+    pdir.mkdir(parents=True, exist_ok=True)
+    _atomic_write(pdir / "point.json", _point_json(spec))
+    _atomic_write(pdir / "error.txt", msg + ("\n\n" + detail if detail else "\n"))
+    return {"id": spec["id"], "ok": False, "error": msg}
 
 
 def _done(pdir: Path) -> bool:
@@ -426,15 +434,7 @@ class _Workers:
                 how = f"killed by signal {-code}"
                 with contextlib.suppress(ValueError):
                     how = f"killed by {signal.Signals(-code).name}"
-            msg = f"the worker process running this point died ({how})"
-            pdir = Path(spec["dir"])
-            shutil.rmtree(pdir, ignore_errors=True)
-            pdir.mkdir(parents=True, exist_ok=True)
-            _atomic_write(
-                pdir / "point.json", json.dumps({"params": spec["params"], "sets": _point_sets(spec)}, indent=1)
-            )
-            _atomic_write(pdir / "error.txt", msg + "\n")
-            return {"id": spec["id"], "ok": False, "error": msg}
+            return _record_failure(spec, f"the worker process running this point died ({how})")
         finally:
             self._idle.put(p)
 

@@ -525,7 +525,7 @@ impl World {
     /// Record every port's queue and schedule the next sample while anything else is still pending (so
     /// sampling alone never keeps a finished simulation running). A part of a parallel run records its own
     /// ports and samples on: whether anything is pending anywhere is known only at the meetings, and the
-    /// merge keeps the serial run's samples (sim/parallel.rs, `Sampling`).
+    /// merge keeps the serial run's samples (sim/parallel.rs, `settle_samples`).
     fn sample_queues(&mut self) {
         self.sample_at(self.now);
         if let Some(dt) = self.sample_every {

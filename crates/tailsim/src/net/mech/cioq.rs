@@ -257,12 +257,8 @@ impl Hooks for Cioq {
     }
 
     fn take_part(&mut self, other: &mut Cioq, ports: &[Port], theirs: &dyn Fn(NodeId) -> bool) {
-        for (i, p) in ports.iter().enumerate() {
-            if theirs(p.node) {
-                std::mem::swap(&mut self.ingress[i], &mut other.ingress[i]);
-                self.receiving[i] = other.receiving[i];
-            }
-        }
+        super::take_ports(&mut self.ingress, &mut other.ingress, ports, theirs);
+        super::take_ports(&mut self.receiving, &mut other.receiving, ports, theirs);
         for (a, b) in self.switches.iter_mut().zip(&other.switches) {
             if a.0.first().is_some_and(|p| theirs(ports[p.idx()].node)) {
                 a.1 = b.1;

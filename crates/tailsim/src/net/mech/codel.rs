@@ -105,11 +105,7 @@ impl Hooks for Codel {
     }
 
     fn take_part(&mut self, other: &mut Codel, ports: &[Port], theirs: &dyn Fn(NodeId) -> bool) {
-        for (i, p) in ports.iter().enumerate() {
-            if theirs(p.node) {
-                self.ports[i] = other.ports[i];
-            }
-        }
+        super::take_ports(&mut self.ports, &mut other.ports, ports, theirs);
         self.stats.episodes += other.stats.episodes;
         self.stats.marks += other.stats.marks;
     }

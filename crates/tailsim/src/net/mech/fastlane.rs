@@ -240,11 +240,7 @@ impl Hooks for FastLane {
     }
 
     fn take_part(&mut self, other: &mut FastLane, ports: &[Port], theirs: &dyn Fn(NodeId) -> bool) {
-        for (i, p) in ports.iter().enumerate() {
-            if theirs(p.node) {
-                std::mem::swap(&mut self.queues[i], &mut other.queues[i]);
-            }
-        }
+        super::take_ports(&mut self.queues, &mut other.queues, ports, theirs);
         let (a, b) = (&mut self.stats, other.stats);
         a.notices += b.notices;
         a.notices_dropped += b.notices_dropped;

@@ -100,6 +100,16 @@ pub trait Hooks {
     fn take_in(&mut self, _at: PortId, _id: PktId, _word: u64) {}
 }
 
+/// The merge of a parallel run (`Hooks::take_part`): take from `other` (another part's copy of a per-port
+/// table, indexed by `PortId`) the entries of the ports whose node `theirs` accepts.
+pub(crate) fn take_ports<T>(ours: &mut [T], other: &mut [T], ports: &[Port], theirs: &dyn Fn(NodeId) -> bool) {
+    for (i, p) in ports.iter().enumerate() {
+        if theirs(p.node) {
+            std::mem::swap(&mut ours[i], &mut other[i]);
+        }
+    }
+}
+
 macro_rules! mechanisms {
     ($($(#[$m:meta])* $variant:ident($ty:ty),)*) => {
         /// Every mechanism tailsim has (the registry: one line each).

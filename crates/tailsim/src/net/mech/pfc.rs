@@ -75,10 +75,6 @@ impl Pfc {
         self.tag = tag;
         self
     }
-    /// Whether timer `key` is one of this PFC's (under its tag).
-    pub fn owns_timer(&self, key: u32) -> bool {
-        key & self.tag == self.tag
-    }
     /// Drain bytes of class `c` at ingress port `p`: bytes of classes 0..=c.
     pub fn drain_bytes(&self, p: PortId, c: usize) -> u64 {
         self.ingress[p.idx()][..=c].iter().sum()
@@ -199,12 +195,8 @@ impl Hooks for Pfc {
     }
 
     fn take_part(&mut self, other: &mut Pfc, ports: &[Port], theirs: &dyn Fn(NodeId) -> bool) {
-        for (i, p) in ports.iter().enumerate() {
-            if theirs(p.node) {
-                self.ingress[i] = other.ingress[i];
-                self.paused_sent[i] = other.paused_sent[i];
-            }
-        }
+        super::take_ports(&mut self.ingress, &mut other.ingress, ports, theirs);
+        super::take_ports(&mut self.paused_sent, &mut other.paused_sent, ports, theirs);
         self.pending.extend(other.pending.drain(..).filter(|&(p, ..)| theirs(ports[p.idx()].node)));
         let (a, b) = (&mut self.stats, other.stats);
         a.pause_frames += b.pause_frames;

@@ -47,11 +47,7 @@ impl Sqr {
 
     /// The merge: each port's and switch's state from its part, the counters added.
     pub(super) fn take_switches(&mut self, other: &mut Sqr, ports: &[Port], theirs: &dyn Fn(NodeId) -> bool) {
-        for (i, p) in ports.iter().enumerate() {
-            if theirs(p.node) {
-                std::mem::swap(&mut self.ports[i], &mut other.ports[i]);
-            }
-        }
+        crate::net::mech::take_ports(&mut self.ports, &mut other.ports, ports, theirs);
         for (a, b) in self.sws.iter_mut().zip(&mut other.sws) {
             if a.ports.first().is_some_and(|p| theirs(ports[p.idx()].node)) {
                 std::mem::swap(a, b);
