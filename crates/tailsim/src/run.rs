@@ -300,7 +300,7 @@ impl Experiment {
             packet_hops: w.net.packet_hops,
             packet_hops_per_second: w.net.packet_hops as f64 / wall.max(1e-9),
             peak_memory_bytes: peak_memory_bytes(),
-            flows_started: w.records.len() as u64,
+            flows_started: w.records.started() as u64,
             flows_finished: w.flows_finished,
             packets: PacketCounts {
                 created: w.pk.created(),
@@ -349,7 +349,7 @@ impl Experiment {
 
     /// The per-flow table's rows `rows` (the table is written in chunks of these).
     pub fn flow_columns_of(&self, rows: std::ops::Range<usize>) -> io::Result<Vec<Column>> {
-        let r = &self.world.records.read(rows)?;
+        let r = &self.world.records.read_started(rows)?;
         let ps = |f: &dyn Fn(&crate::metrics::FlowRecord) -> i64| r.iter().map(f).collect::<Vec<i64>>();
         let fl = |f: &dyn Fn(&crate::metrics::FlowRecord) -> f64| r.iter().map(f).collect::<Vec<f64>>();
         Ok(vec![

@@ -70,6 +70,34 @@ fn a_sequential_workflow_is_the_sum_of_its_retrievals() {
 }
 
 #[test]
+fn a_workflows_flows_are_made_at_its_arrival_and_those_never_started_are_in_no_table() {
+    // Every flow of a workflow takes its id at the workflow's arrival, request then response, retrieval by
+    // retrieval (so in a parallel run every part numbers them alike: docs/parallel.md); each starts when its
+    // sender's host learns it can. A run stopped just after retrieval 3 has started 9 of the 20 flows (the
+    // fifth request at retrieval 3's end).
+    let toml = detail(
+        "[[workload]]\nkind = \"workflow\"\nshape = \"sequential\"\nparts = 10\nrate = 100\ncount = 1\n\
+         sizes = [\"2KiB\", \"4KiB\"]\nclients = [5]\n",
+    );
+    let (e, s) = run(&toml);
+    assert_eq!((s.flows_started, e.world.records.len()), (20, 20));
+    for (q, r) in e.world.jobs.retrievals.iter().enumerate() {
+        assert_eq!((r.request_flow, r.response_flow), (2 * q as u64, 2 * q as u64 + 1));
+        let (req, resp) = (e.world.records.nth(2 * q), e.world.records.nth(2 * q + 1));
+        assert_eq!((req.role, resp.role), (Role::Request(q as u32), Role::Response(q as u32)));
+        assert_eq!((Some(req.start), resp.start), (r.start, req.end.unwrap()));
+    }
+    let cut = e.world.jobs.retrievals[3].end.unwrap();
+    let (e, s) = run(&format!("{toml}[stop]\ntime = \"{}ps\"\n", cut.0 + 1));
+    assert_eq!((s.flows_started, s.flows_finished, e.world.records.len()), (9, 8, 20));
+    let started = e.world.records.all();
+    assert_eq!(started.iter().map(|r| r.id).collect::<Vec<_>>(), (0..9).collect::<Vec<_>>());
+    assert!(e.world.records.nth(9).start == tailsim::metrics::records::NOT_STARTED, "made, never started");
+    let w = &e.world.jobs.workflows[0];
+    assert_eq!((w.done, w.end, e.world.jobs.retrievals[4].start), (4, None, Some(cut)));
+}
+
+#[test]
 fn a_partition_aggregate_workflow_ends_with_its_slowest_retrieval() {
     let (e, _) = run(&detail(
         "[[workload]]\nkind = \"workflow\"\nshape = \"partition-aggregate\"\nfanout = [40]\nrate = 100\n\
@@ -90,7 +118,7 @@ fn a_partition_aggregate_workflow_ends_with_its_slowest_retrieval() {
     // 40 responses converge on the client's downlink: the last waits for the other 39.
     // 40 responses of 2 frames (1530 + 658 B, 17.504 us at 1 Gbps) converge on the client's downlink, after
     // the first request crossed the fabric.
-    let request = e.world.records.nth(rs[0].request_flow.unwrap() as usize).ideal;
+    let request = e.world.records.nth(rs[0].request_flow as usize).ideal;
     assert!(slowest >= request + Time::ps(40 * 17_504_000), "{slowest}");
 }
 

@@ -35,6 +35,10 @@ pub struct FlowRecord {
 }
 
 impl FlowRecord {
+    /// Started (a flow made to be started by another's end may not be yet: `FlowRecords::push_dormant`).
+    pub fn started(&self) -> bool {
+        self.start != records::NOT_STARTED
+    }
     pub fn fct(&self) -> Option<Time> {
         self.end.map(|e| e - self.start)
     }

@@ -42,6 +42,8 @@ struct Open {
 
 pub struct FlowRecords {
     len: usize,
+    /// Records made but not started (`push_dormant`), here.
+    dormant: usize,
     open: BTreeMap<u64, Open>,
     /// Final records not yet written, in the order they became final.
     done: Vec<FlowRecord>,
@@ -56,6 +58,7 @@ impl Default for FlowRecords {
     fn default() -> FlowRecords {
         FlowRecords {
             len: 0,
+            dormant: 0,
             open: BTreeMap::new(),
             done: Vec::new(),
             spill: None,
@@ -67,9 +70,14 @@ impl Default for FlowRecords {
 }
 
 impl FlowRecords {
-    /// Flows recorded so far (started).
+    /// Flows recorded so far: their ids (started, or made to be started later: `push_dormant`).
     pub fn len(&self) -> usize {
         self.len
+    }
+
+    /// Flows started so far (the flows of the tables).
+    pub fn started(&self) -> usize {
+        self.len - self.dormant
     }
 
     pub fn is_empty(&self) -> bool {
@@ -106,6 +114,24 @@ impl FlowRecords {
         self.len += 1;
     }
 
+    /// Record a flow made now to be started later (`begin`) by another flow's end — a retrieval's response
+    /// or a workflow's later request — with the next id. Until it starts its record says `NOT_STARTED`; one
+    /// that never starts (the run ended first) is in no table, so its id is missing from them.
+    pub fn push_dormant(&mut self, mut rec: FlowRecord, receives: bool, sends: bool) {
+        rec.start = NOT_STARTED;
+        self.push_part(rec, receives, sends);
+        self.dormant += 1;
+    }
+
+    /// Dormant flow `id` starts now (in a parallel run, in its sender's part: the others' records keep
+    /// `NOT_STARTED`, and the merge takes the start from this one).
+    pub fn begin(&mut self, id: u64, at: Time) {
+        let o = self.open.get_mut(&id).expect("a dormant flow's record is open until it starts");
+        debug_assert_eq!(o.rec.start, NOT_STARTED);
+        o.rec.start = at;
+        self.dormant -= 1;
+    }
+
     /// A flow this part runs neither end of is final once started (it stays open until then: starting it
     /// reads it).
     pub fn settle(&mut self, id: u64) {
@@ -125,6 +151,8 @@ impl FlowRecords {
             let mut recs = parts[0].read(rows.clone())?;
             for p in &parts[1..] {
                 for (a, b) in recs.iter_mut().zip(p.read(rows.clone())?) {
+                    // A flow started by another's end has its start in its sender's part alone.
+                    a.start = a.start.min(b.start);
                     a.end = a.end.or(b.end);
                     a.retransmits += b.retransmits;
                     a.timeouts += b.timeouts;
@@ -132,6 +160,7 @@ impl FlowRecords {
             }
             for rec in recs {
                 let id = rec.id;
+                out.dormant += !rec.started() as usize;
                 out.open.insert(id, Open { rec, closed: true, waits_end: false });
                 out.len += 1;
                 out.finalize(id);
@@ -249,17 +278,26 @@ impl FlowRecords {
         }
     }
 
-    /// Every record, chunk by chunk in id order.
+    /// The started flows' records of ids `rows`, in id order (a dormant flow's is left out).
+    pub fn read_started(&self, rows: Range<usize>) -> io::Result<Vec<FlowRecord>> {
+        let mut recs = self.read(rows)?;
+        if self.dormant > 0 {
+            recs.retain(FlowRecord::started);
+        }
+        Ok(recs)
+    }
+
+    /// Every started flow's record, chunk by chunk in id order.
     pub fn for_each_chunk(&self, mut f: impl FnMut(&[FlowRecord])) -> io::Result<()> {
         for lo in (0..self.len).step_by(CHUNK) {
-            f(&self.read(lo..self.len.min(lo + CHUNK))?);
+            f(&self.read_started(lo..self.len.min(lo + CHUNK))?);
         }
         Ok(())
     }
 
-    /// Every record at once (tests, small runs). Panics if the scratch file cannot be read back.
+    /// Every started flow's record at once (tests, small runs). Panics if the scratch file cannot be read back.
     pub fn all(&self) -> Vec<FlowRecord> {
-        self.read(0..self.len).unwrap_or_else(|e| panic!("reading the flow records: {e}"))
+        self.read_started(0..self.len).unwrap_or_else(|e| panic!("reading the flow records: {e}"))
     }
 
     /// Record `id` (tests). Panics if there is none or the scratch file cannot be read back.
@@ -271,6 +309,9 @@ impl FlowRecords {
 
 /// Absent times and deadlines on disk.
 const NONE: u64 = u64::MAX;
+
+/// The start of a flow made but not started (`push_dormant`).
+pub const NOT_STARTED: Time = Time(u64::MAX);
 
 fn encode(r: &FlowRecord, buf: &mut Vec<u8>) {
     let (tag, arg) = match r.role {

@@ -9,8 +9,13 @@ use crate::traffic::{Generator, NewFlow};
 use crate::units::Time;
 
 impl World {
-    /// Generator `i` releases a workflow: record it and its retrievals, and issue the first (sequential)
-    /// or all of them (a lone retrieval, partition-aggregate).
+    /// Generator `i` releases a workflow: record it and its retrievals, make every retrieval's flows (the
+    /// request and the response, in that order, retrieval by retrieval), and issue the first retrieval
+    /// (sequential) or all of them (a lone retrieval, partition-aggregate). A flow issued later (a response,
+    /// a later request) is made now, dormant, and started by what its sender's host sees: the server when
+    /// the request has arrived, the client when the previous retrieval's response has (`flow_done`). So
+    /// every flow takes its id and its transport slot at this arrival, an event every part of a parallel
+    /// run handles, in the same order in every part (docs/parallel.md, "Flows that start flows").
     pub(super) fn on_workflow_arrival(&mut self, i: usize) {
         let Generator::Jobs(g) = &mut self.generators[i] else { unreachable!("a workflow generator") };
         let job = g.release();
@@ -32,8 +37,8 @@ impl World {
                 start: None,
                 end: None,
                 ideal,
-                request_flow: None,
-                response_flow: None,
+                request_flow: 0,
+                response_flow: 0,
             });
         }
         let parts = job.parts.len() as u32;
@@ -49,27 +54,35 @@ impl World {
             sequential,
             ideal: ideals,
         });
-        self.foreground_open += 1;
+        // The workflow ends at its client: in a parallel run, the client's part counts it.
+        if self.is_local(job.client) {
+            self.foreground_open += 1;
+        }
         let issue_now = if sequential { 1 } else { parts };
-        for q in first..first + issue_now {
-            self.issue(q, request);
+        let class = self.class_of(i);
+        for q in first..first + parts {
+            let r = &self.jobs.retrievals[q as usize];
+            let (ask, answer) = (NewFlow::new(r.client, r.server, request), NewFlow::new(r.server, r.client, r.size));
+            let request_flow = if q - first < issue_now {
+                self.jobs.retrievals[q as usize].start = Some(self.now);
+                let k = self.record(&ask, Role::Request(q));
+                self.start(k, class);
+                k
+            } else {
+                self.record_dormant(&ask, Role::Request(q), class)
+            };
+            let response_flow = self.record_dormant(&answer, Role::Response(q), class);
+            let r = &mut self.jobs.retrievals[q as usize];
+            (r.request_flow, r.response_flow) = (request_flow as u64, response_flow as u64);
         }
     }
 
-    /// Send retrieval `q`'s request now.
-    fn issue(&mut self, q: u32, request: u64) {
+    /// Send retrieval `q`'s request now (its client's part).
+    fn issue(&mut self, q: u32) {
         let r = &mut self.jobs.retrievals[q as usize];
         r.start = Some(self.now);
-        let nf = NewFlow::new(r.client, r.server, request);
-        let k = self.record(&nf, Role::Request(q));
-        self.jobs.retrievals[q as usize].request_flow = Some(k as u64);
-        let class = self.retrieval_class(q);
-        self.start(k, class);
-    }
-
-    fn retrieval_class(&self, q: u32) -> Option<u8> {
-        let wf = &self.jobs.workflows[self.jobs.retrievals[q as usize].workflow as usize];
-        self.class_of(wf.workload as usize)
+        let k = r.request_flow as usize;
+        self.begin(k);
     }
 
     /// Flow `r` has just finished: start what follows it.
@@ -89,14 +102,8 @@ impl World {
                 let class = self.class_of(g as usize);
                 self.start(k, class);
             }
-            Role::Request(q) => {
-                let r = &self.jobs.retrievals[q as usize];
-                let nf = NewFlow::new(r.server, r.client, r.size);
-                let k = self.record(&nf, Role::Response(q));
-                self.jobs.retrievals[q as usize].response_flow = Some(k as u64);
-                let class = self.retrieval_class(q);
-                self.start(k, class);
-            }
+            // The request has reached the server, which answers at once.
+            Role::Request(q) => self.begin(self.jobs.retrievals[q as usize].response_flow as usize),
             Role::Response(q) => {
                 let now = self.now;
                 let r = &mut self.jobs.retrievals[q as usize];
@@ -107,10 +114,8 @@ impl World {
                     w.end = Some(now);
                     self.foreground_finished();
                 } else if w.sequential {
-                    let (next, workload) = (w.first + w.done, w.workload as usize);
-                    let Generator::Jobs(g) = &self.generators[workload] else { unreachable!("a workflow generator") };
-                    let request = g.request;
-                    self.issue(next, request);
+                    let next = w.first + w.done;
+                    self.issue(next);
                 }
             }
         }

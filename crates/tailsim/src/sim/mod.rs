@@ -112,6 +112,8 @@ pub struct World {
     has_background: bool,
     /// Set when only background traffic is left: `run` returns `Finished`.
     foreground_done: bool,
+    /// The transport's slots of the dormant flows this run will start (`record_dormant`), by flow id.
+    dormant: std::collections::BTreeMap<u64, crate::units::FlowSlot>,
     /// Receivers' wasted downlink time (Homa thesis Ch. 5).
     pub inbound: Inbound,
     /// Receiver statistics taken when the last Poisson generator released its last flow: the open-loop
@@ -199,6 +201,7 @@ impl World {
             foreground_open,
             has_background,
             foreground_done: false,
+            dormant: Default::default(),
             deep_prefetch: false,
             deep_from: crate::engine::last_level_cache_bytes(),
             flow_class: Vec::new(),
@@ -225,7 +228,7 @@ impl World {
         Progress {
             now: self.now,
             events: self.ev.processed(),
-            flows_started: self.records.len() as u64,
+            flows_started: self.records.started() as u64,
             flows_finished: self.flows_finished,
             active_flows: self.transport.active_flows(),
         }
@@ -603,6 +606,54 @@ impl World {
 
     /// Record a flow starting now; returns its index.
     fn record(&mut self, nf: &NewFlow, role: Role) -> usize {
+        let (rec, receives, sends) = self.new_record(nf, role);
+        let id = rec.id;
+        self.records.push_part(rec, receives, sends);
+        // Foreground work ends at the receiver: in a parallel run, the receiver's part counts it.
+        if role == Role::Flow && receives {
+            self.foreground_open += 1;
+        }
+        id as usize
+    }
+
+    /// Record a flow that another flow's end will start (`begin`): a retrieval's response, a workflow's later
+    /// request. It is made now, by the event that makes its cause, so that it takes its id and its slot in
+    /// the transport in an order every part of a parallel run sees whole (docs/parallel.md, "Flows that start
+    /// flows"); its sender's part alone starts it. Returns its index.
+    fn record_dormant(&mut self, nf: &NewFlow, role: Role, class: Option<u8>) -> usize {
+        let (rec, receives, sends) = self.new_record(nf, role);
+        let spec = FlowSpec {
+            id: rec.id,
+            src: rec.src,
+            dst: rec.dst,
+            size: rec.size,
+            start: self.now,
+            deadline: None,
+            class,
+            path: rec.path,
+        };
+        let id = rec.id;
+        self.records.push_dormant(rec, receives, sends);
+        let slot = self.transport.open_flow(&spec);
+        if sends {
+            self.dormant.insert(id, slot);
+        } else if self.local.is_some() {
+            self.records.settle(id);
+        }
+        id as usize
+    }
+
+    /// Start dormant flow `k` now (at its sender's host: only its sender's part of a parallel run does).
+    fn begin(&mut self, k: usize) {
+        let slot = self.dormant.remove(&(k as u64)).expect("a dormant flow whose sender is this run's");
+        let now = self.now;
+        self.records.begin(k as u64, now);
+        let deadline = self.records.open(k as u64).and_then(|r| r.deadline).map(|d| now + d);
+        self.with_transport(|tr, ctx| tr.begin_flow(ctx, slot, deadline));
+    }
+
+    /// A new flow's record (with the next id), and whether this run receives and sends it.
+    fn new_record(&self, nf: &NewFlow, role: Role) -> (FlowRecord, bool, bool) {
         let id = self.records.len() as u64;
         let ideal = ideal_fct_on(&self.net, nf.src, nf.dst, nf.path, nf.size, self.framing);
         // pFabric §5.4.2: a deadline is at least `min_slack` × the lowest possible FCT.
@@ -622,12 +673,7 @@ impl World {
             role,
             path: nf.path,
         };
-        self.records.push_part(rec, receives, sends);
-        // Foreground work ends at the receiver: in a parallel run, the receiver's part counts it.
-        if role == Role::Flow && receives {
-            self.foreground_open += 1;
-        }
-        id as usize
+        (rec, receives, sends)
     }
 
     /// The class workload `i` sets for its flows' packets, if any.

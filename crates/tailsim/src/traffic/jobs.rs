@@ -212,8 +212,10 @@ pub struct Retrieval {
     pub end: Option<Time>,
     /// Request and response each alone on the empty fabric, back to back.
     pub ideal: Time,
-    pub request_flow: Option<u64>,
-    pub response_flow: Option<u64>,
+    /// The ids of its request and its response, made with its workflow (a flow not started by the end of the
+    /// run is in no table).
+    pub request_flow: u64,
+    pub response_flow: u64,
 }
 
 /// One workflow, as written to workflows.parquet.

@@ -195,7 +195,9 @@ impl Homa {
         (self.cfg.rtt_bytes.div_ceil(self.cfg.payload as u64) as u32).max(1)
     }
 
-    pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
+    /// Make message `f`'s record, its halves at this run's hosts open, without sending
+    /// (`Transport::open_flow`).
+    pub fn open_flow(&mut self, f: &FlowSpec) -> FlowSlot {
         let full = self.cfg.payload as u64;
         let npkts = packet_count(f.size, self.cfg.payload);
         let unsched = (self.cfg.rtt_bytes.min(f.size).div_ceil(full) as u32).clamp(1, npkts);
@@ -226,9 +228,16 @@ impl Homa {
         };
         let slot = FlowSlot(self.msgs.insert(m));
         track_slot(&mut self.gens, slot);
-        if ends.snd {
+        slot
+    }
+
+    /// Start the sender of the message in `slot`.
+    pub fn begin_flow(&mut self, ctx: &mut Ctx, slot: FlowSlot) {
+        let m = self.msgs.get(slot.0);
+        if m.ends.snd {
+            let src = m.src;
             self.enqueue_out(slot);
-            self.pump(ctx, f.src);
+            self.pump(ctx, src);
         }
     }
 

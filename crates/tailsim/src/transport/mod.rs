@@ -202,13 +202,35 @@ impl Transport {
         }
     }
 
+    /// Start flow `f` now: its record made and its sender started.
     pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
+        let slot = self.open_flow(&f);
+        self.begin_flow(ctx, slot, f.deadline);
+    }
+
+    /// Make flow `f`'s record, with the halves at this run's hosts open, without sending anything: a flow that
+    /// another flow's end will start (`begin_flow`), such as a retrieval's response. It takes its slot now, in
+    /// the order its cause made it, so that in a parallel run it has the same slot in every part (the packets
+    /// that cross between parts name their flow by slot), though only its sender's part starts it.
+    pub fn open_flow(&mut self, f: &FlowSpec) -> FlowSlot {
         match self {
-            Transport::Tcp(t) => t.start_flow(ctx, f),
-            Transport::Homa(t) => t.start_flow(ctx, f),
-            Transport::Phost(t) => t.start_flow(ctx, f),
-            Transport::Ndp(t) => t.start_flow(ctx, f),
-            Transport::Rdma(t) => t.start_flow(ctx, f),
+            Transport::Tcp(t) => t.open_flow(f),
+            Transport::Homa(t) => t.open_flow(f),
+            Transport::Phost(t) => t.open_flow(f),
+            Transport::Ndp(t) => t.open_flow(f),
+            Transport::Rdma(t) => t.open_flow(f),
+        }
+    }
+
+    /// Start the sender of the flow in `slot` (made by `open_flow`), with its absolute deadline if it has one
+    /// (known only now: a deadline counts from the start). Nothing if its sender is another part's.
+    pub fn begin_flow(&mut self, ctx: &mut Ctx, slot: FlowSlot, deadline: Option<Time>) {
+        match self {
+            Transport::Tcp(t) => t.begin_flow(ctx, slot, deadline),
+            Transport::Homa(t) => t.begin_flow(ctx, slot),
+            Transport::Phost(t) => t.begin_flow(ctx, slot),
+            Transport::Ndp(t) => t.begin_flow(ctx, slot),
+            Transport::Rdma(t) => t.begin_flow(ctx, slot),
         }
     }
     pub fn on_packet(&mut self, ctx: &mut Ctx, host: NodeId, id: PktId) {

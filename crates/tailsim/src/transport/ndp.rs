@@ -178,7 +178,8 @@ impl Ndp {
         &self.cfg
     }
 
-    pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
+    /// Make flow `f`'s record, its halves at this run's hosts open, without sending (`Transport::open_flow`).
+    pub fn open_flow(&mut self, f: &FlowSpec) -> FlowSlot {
         let npkts = packet_count(f.size, self.cfg.payload);
         let window = self.cfg.first_window(npkts);
         let ends = self.split.open(f.src, f.dst);
@@ -210,6 +211,15 @@ impl Ndp {
         };
         let slot = FlowSlot(self.msgs.insert(m));
         track_slot(&mut self.gens, slot);
+        slot
+    }
+
+    /// Start the sender of the message in `slot`.
+    pub fn begin_flow(&mut self, ctx: &mut Ctx, slot: FlowSlot) {
+        let (ends, window) = {
+            let m = self.msgs.get(slot.0);
+            (m.ends, m.window)
+        };
         if !ends.snd {
             // Another part's sender (its receiver is this part's, or not): a parallel run's halves at other
             // parts are closed there and retired at the meetings.

@@ -199,7 +199,9 @@ impl Phost {
         (self.cfg.rtt_bytes.div_ceil(self.cfg.payload as u64) as u32).max(1)
     }
 
-    pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
+    /// Make message `f`'s record, its halves at this run's hosts open, without sending
+    /// (`Transport::open_flow`).
+    pub fn open_flow(&mut self, f: &FlowSpec) -> FlowSlot {
         let npkts = packet_count(f.size, self.cfg.payload);
         let free = self.bdp_pkts().min(npkts);
         let m = Msg {
@@ -227,22 +229,28 @@ impl Phost {
             timer: Timer::default(),
             timeouts: 0,
         };
-        let sends = m.ends.snd;
         let slot = FlowSlot(self.msgs.insert(m));
         track_slot(&mut self.gens, slot);
+        slot
+    }
+
+    /// Start the sender of the message in `slot`.
+    pub fn begin_flow(&mut self, ctx: &mut Ctx, slot: FlowSlot) {
         let gen = self.gens[slot.idx()];
-        if !sends {
+        let m = self.msgs.get(slot.0);
+        if !m.ends.snd {
             return; // another part's sender (a parallel run)
         }
-        if free < npkts {
+        let (src, dst, size) = (m.src, m.dst, m.size);
+        if m.free < m.npkts {
             // The RTS: only messages that need tokens announce themselves (a message that fits in its free
             // tokens is complete without the receiver's help).
-            let mut rts = self.ctrl(PktKind::Rts, slot, gen, f.src, f.dst);
-            rts.aux = f.size as u32;
-            self.send(ctx, f.src, rts);
+            let mut rts = self.ctrl(PktKind::Rts, slot, gen, src, dst);
+            rts.aux = size as u32;
+            self.send(ctx, src, rts);
         }
         self.enqueue_out(slot);
-        self.pump(ctx, f.src);
+        self.pump(ctx, src);
     }
 
     pub fn on_packet(&mut self, ctx: &mut Ctx, host: NodeId, id: PktId) {

@@ -146,7 +146,9 @@ impl Rdma {
         a.duplicates += b.duplicates;
     }
 
-    pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
+    /// Make flow `f`'s queue pair, its halves at this run's hosts open, without sending
+    /// (`Transport::open_flow`).
+    pub fn open_flow(&mut self, f: &FlowSpec) -> FlowSlot {
         let qp = Qp {
             id: f.id,
             src: f.src,
@@ -167,11 +169,15 @@ impl Rdma {
             nak_sent: false,
             unacked: 0,
         };
-        let sends = qp.ends.snd;
         let slot = FlowSlot(self.qps.insert(qp));
         track_slot(&mut self.gens, slot);
+        slot
+    }
+
+    /// Start the requester of the queue pair in `slot`.
+    pub fn begin_flow(&mut self, ctx: &mut Ctx, slot: FlowSlot) {
         let gen = self.gens[slot.idx()];
-        if sends {
+        if self.qps.get(slot.0).ends.snd {
             self.make_ready(ctx, slot, gen);
         }
     }

@@ -310,7 +310,8 @@ impl Tcp {
         self.cfg.notices = r;
     }
 
-    pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
+    /// Make flow `f`'s record, its halves at this run's hosts open, without sending (`Transport::open_flow`).
+    pub fn open_flow(&mut self, f: &FlowSpec) -> FlowSlot {
         let mss = self.cfg.mss as u64;
         let nsegs = f.size.div_ceil(mss).max(1) as u32;
         let last_payload = (f.size - (nsegs as u64 - 1) * mss) as u32;
@@ -372,10 +373,16 @@ impl Tcp {
             received: false,
             rx: trace::RxClock::default(),
         };
-        let sends = flow.ends.snd;
         let slot = FlowSlot(self.flows.insert(flow));
         super::track_slot(&mut self.gens, slot);
-        if !sends {
+        slot
+    }
+
+    /// Start the sender of the flow in `slot`, whose absolute deadline (if any) is now known.
+    pub fn begin_flow(&mut self, ctx: &mut Ctx, slot: FlowSlot, deadline: Option<Time>) {
+        let f = self.flows.get_mut(slot.0);
+        f.deadline = deadline;
+        if !f.ends.snd {
             // Another part's sender (a parallel run): this part only records the flow, or runs its receiver.
         } else if self.cfg.handshake {
             self.send_syn(ctx, slot);
