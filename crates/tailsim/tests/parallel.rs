@@ -64,6 +64,12 @@ fn results(e: &Experiment, s: &Summary) -> serde_json::Value {
         e.world.transport.tables().iter().map(|(name, cols)| format!("{name}: {cols:?}")).collect();
     // And the mechanisms' (BurstRadar's telemetry records).
     tables.extend(e.world.net.mechanism_tables().iter().map(|(name, cols)| format!("{name}: {cols:?}")));
+    // Retrievals and workflows (each from its client's part).
+    if !e.world.jobs.retrievals.is_empty() {
+        let retrievals = tailsim::metrics::jobs::retrieval_columns(&e.world.jobs, &e.world.records).unwrap();
+        tables.push(format!("retrievals: {retrievals:?}"));
+        tables.push(format!("workflows: {:?}", tailsim::metrics::jobs::workflow_columns(&e.world.jobs)));
+    }
     let samples: Vec<_> = e.world.queue_samples.iter().map(|&(t, p, b)| [t.0, p as u64, b]).collect();
     serde_json::json!({
         "summary": v, "ports": ports, "sinks": sinks, "flows": flows, "tables": tables, "now": e.world.now.0,
@@ -335,6 +341,43 @@ fn tcp_flows_cut_into_parts_give_the_serial_runs_results() {
 }
 
 #[test]
+fn retrievals_and_workflows_cut_into_parts_give_the_serial_runs_results() {
+    // Sequential workflows of 4 retrievals, partition-aggregate bursts (FastLane's totals) and lone 200 KB
+    // retrievals on a k = 4 fat tree. Each flow is made at its workflow's arrival (in every part) and started
+    // by its sender's part: a response by the server's, on its request's last byte; a sequential workflow's
+    // next request by the client's, on the last response's. A time limit leaves workflows unfinished and
+    // later flows never started (in no table).
+    let jobs = "[[workload]]\nkind = \"workflow\"\nshape = \"sequential\"\nparts = 4\nsizes = [\"2KB\", \"20KB\"]\n\
+                rate = 5000.0\nuntil = \"2ms\"\n\
+                [[workload]]\nkind = \"workflow\"\nshape = \"partition-aggregate\"\nsizes = [\"2KB\", \"8KB\"]\n\
+                totals = [\"16KB\", \"24KB\"]\nrate = 5000.0\nuntil = \"2ms\"\n\
+                [[workload]]\nkind = \"retrieval\"\nsizes = [\"200KB\"]\nrate = 1000.0\nuntil = \"2ms\"\n\
+                [stop]\ntime = \"1500us\"\n";
+    let fat_tree = "seed = 3\n[topology]\nkind = \"fat-tree\"\nk = 4\nrate = \"10Gbps\"\ndelay = \"1us\"\n";
+    let cases = [
+        ("tcp", "kind = \"tcp\"\nmin_rto = \"200us\"", "[switch]\nbuffer = \"30KB\"\n[fastlane]\n"),
+        ("homa", "kind = \"homa\"", ""),
+    ];
+    for (name, transport, extra) in cases {
+        let toml = format!("{fat_tree}[transport]\n{transport}\n{extra}{jobs}");
+        let mut e = exp(&toml);
+        let s = e.run(&mut |_| {}).unwrap_or_else(|err| panic!("{name}: {err}"));
+        let want = results(&e, &s);
+        let jobs = &e.world.jobs;
+        let done = jobs.workflows.iter().filter(|w| w.end.is_some()).count();
+        let started = s.flows_started as usize;
+        assert!(done > 150 && done < jobs.workflows.len(), "{name}: {done} of {} workflows", jobs.workflows.len());
+        assert!(
+            started < e.world.records.len(),
+            "{name}: flows never started ({started} of {})",
+            e.world.records.len()
+        );
+        assert_eq!(e.world.records.all().len(), started, "{name}: the tables hold the started flows");
+        cut_gives(&want, &toml, &[2, 3, 4, 8], name);
+    }
+}
+
+#[test]
 fn rdma_flows_cut_into_parts_give_the_serial_runs_results() {
     // Go-back-N over small buffers: NAKs, rewinds, timeouts, duplicates answered by responders whose
     // requester has closed, until word of that close reaches them.
@@ -518,7 +561,7 @@ fn what_parts_cannot_do_yet_is_refused_before_anything_runs() {
     let cases = [
         (
             "[transport]\nkind = \"ndp\"\n[[workload]]\nkind = \"background\"\nsize = \"1MB\"\n",
-            "starts flows when others finish",
+            "is background flows, each started when the last one from its source finishes",
         ),
         ("[pfc]\n[output]\npcap = [\"hosts\"]\n", "mechanism \"pcap\" keeps the first packets of the whole run"),
     ];

@@ -22,6 +22,8 @@
 //! completion) is a message between hosts handed over with the packets; the records a flow's halves free
 //! are retired at the meetings, the same in every part, so a flow has one slot everywhere
 //! (transport/split.rs); the parts' flow records are merged by id at the end (docs/parallel.md, "Flows").
+//! A retrieval's flows are all made at its workflow's arrival, in every part, and started by their senders'
+//! parts (sim/chain.rs); a workflow's record and its retrievals' are its client's part's.
 //!
 //! Switch mechanisms split by node (`Hooks::parallel_refusal`, `timer_node`, `take_part`, net/mech/mod.rs):
 //! each part calls their hooks at its own ports; what one keeps about a packet for the far end crosses with
@@ -29,7 +31,7 @@
 //! serial run's ticks (`settle_samples`).
 //!
 //! What a part's world cannot do yet is refused before anything runs (`World::parallel_refusal`):
-//! workloads that start flows when others finish, events of the whole fabric other than those every part
+//! background flows (each started when another finishes), events of the whole fabric other than those every part
 //! handles (the end of warm-up, arrivals, faults, re-convergence, queue samples), switch mechanisms that do
 //! not split, an event budget. At the end the parts' nodes are gathered into the first part's world
 //! (`Network::take_part`), whose results are then those of the serial run; it cannot run on.
@@ -115,12 +117,11 @@ impl World {
         if stop.max_events.is_some() {
             return Some("an event budget (stop.max_events) depends on how events are shared between parts".into());
         }
-        if let Some(i) = self.generators.iter().position(|g| matches!(g, Generator::Jobs(_) | Generator::Background(_)))
-        {
+        if let Some(i) = self.generators.iter().position(|g| matches!(g, Generator::Background(_))) {
             return Some(format!(
-                "workload[{i}] starts flows when others finish (retrievals, workflows, background flows), at one host \
-                 for another, with ids in an order no part sees whole (docs/parallel.md, step 4): not yet in \
-                 parallel runs"
+                "workload[{i}] is background flows, each started when the last one from its source finishes, at \
+                 the receiver for the source, with ids in an order no part sees whole (docs/parallel.md, \
+                 \"Flows that start flows\"): not yet in parallel runs"
             ));
         }
         if let Some((m, why)) = self.net.mechs.iter().find_map(|m| Some((m, m.parallel_refusal()?))) {
@@ -234,6 +235,12 @@ impl World {
             self.now = self.now.max(w.now);
             self.transport.add_part(&w.transport);
             self.flows_finished += w.flows_finished;
+            // A workflow runs at its client: its record and its retrievals' are its client's part's.
+            for (k, wf) in w.jobs.workflows.iter().enumerate().filter(|(_, wf)| theirs(wf.client)) {
+                let qs = wf.first as usize..(wf.first + wf.parts) as usize;
+                self.jobs.retrievals[qs.clone()].clone_from_slice(&w.jobs.retrievals[qs]);
+                self.jobs.workflows[k] = wf.clone();
+            }
             self.foreground_open += w.foreground_open - generators_open as u64;
             if let (Some(a), Some(b)) = (&mut self.inbound_at_last_arrival, &w.inbound_at_last_arrival) {
                 a.add(b);
