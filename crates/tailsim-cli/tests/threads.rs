@@ -98,19 +98,19 @@ fn same_files_for_every_thread_count(d: &Path, cfg: &Path) {
 #[test]
 fn what_a_parallel_run_cannot_take_is_an_error_before_anything_runs() {
     let d = scratch("refused");
-    let cfg = d.join("background.toml");
+    let cfg = d.join("adaptive.toml");
     std::fs::write(
         &cfg,
-        "[topology]\nkind = \"fat-tree\"\nk = 4\nrate = \"10Gbps\"\ndelay = \"1us\"\n[transport]\nkind = \"tcp\"\n[[workload]]\n\
-         kind = \"background\"\nsize = \"1MB\"\n[stop]\ntime = \"1ms\"\n",
+        "[topology]\nkind = \"fat-tree\"\nk = 4\nrate = \"10Gbps\"\ndelay = \"1us\"\n[transport]\nkind = \"tcp\"\n\
+         [routing]\nload_balance = \"adaptive\"\n[[workload]]\nkind = \"background\"\nsize = \"1MB\"\n[stop]\ntime = \"1ms\"\n",
     )
     .unwrap();
     let out = d.join("out");
     let (ok, o, e) = tailsim(&["run", cfg.to_str().unwrap(), "--threads", "2", "--out", out.to_str().unwrap()]);
     assert!(
         !ok && e.contains("--threads 2")
-            && e.contains("background.toml")
-            && e.contains("starts flows when others finish"),
+            && e.contains("adaptive.toml")
+            && e.contains("draws every switch's choices from one random stream"),
         "{o}{e}"
     );
     assert!(!e.contains("panicked") && !out.exists(), "{e}");

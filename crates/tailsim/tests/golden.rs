@@ -225,16 +225,11 @@ fn handing_packets_over_between_parts_changes_no_result() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    // Every event is scheduled by a handler at its own node, or crosses a link, except in the one scenario
-    // with background flows: a finished one starts its successor at its source from the receiver's handler
-    // (sim/chain.rs), which a parallel run cannot do (docs/parallel.md step 4).
+    // Every event is scheduled by a handler at its own node, crosses a link, or is word every part handles
+    // (with background flows, which used to start their successors at the source from the receiver's
+    // handler: docs/parallel.md, "Flows that start flows").
     for (name, (_, h), _) in cases {
-        if name.contains("detail-128-alltoall") {
-            let first = h.first_misplaced.as_deref().unwrap_or_default();
-            assert!(h.misplaced > 0 && first.contains("TxDone") && first.contains("(h"), "{name}: {h:?}");
-        } else {
-            assert_eq!((h.misplaced, h.first_misplaced), (0, None), "{name}");
-        }
+        assert_eq!((h.misplaced, h.first_misplaced), (0, None), "{name}");
     }
     let (file, set) = (SCENARIOS[0].1, SCENARIOS[0].2);
     let err = handing_over(file, set, 2).expect_err("a lookahead longer than a link's delay");

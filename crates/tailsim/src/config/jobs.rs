@@ -237,13 +237,19 @@ pub(super) fn background(
         return Err(c.err(&k("per_source"), "must be at least 1"));
     }
     Ok(Generator::Background(Box::new(BackgroundGen {
-        sources,
         dests,
         per_source,
         sizes,
         start: w.start.map_or(Time::ZERO, |d| d.0),
         pending: true,
-        dst_rng: Rng::new(seed, "workload-pairs", i as u64),
-        size_rng: Rng::new(seed, "workload-sizes", i as u64),
+        streams: (0..sources.len()).map(|k| BackgroundGen::streams_of(seed, i, k)).collect(),
+        source_of: {
+            let mut of = vec![u32::MAX; hosts as usize];
+            for (k, &s) in sources.iter().enumerate() {
+                of[s as usize] = k as u32;
+            }
+            of
+        },
+        sources,
     })))
 }

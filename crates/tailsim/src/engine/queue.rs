@@ -47,6 +47,12 @@ pub enum Event {
     Mech(u8, u32),
     /// Routes re-converge after a link changed state (`routing.reroute`).
     Reconverge,
+    /// Word that a background flow of generator `g` from host `src` finished reaches its source, which
+    /// starts the next one (sim/chain.rs). Every part of a parallel run handles it (`schedule_broadcast`).
+    Successor(u32, NodeId),
+    /// Word that a piece of foreground work (a flow, a workflow) is done, counted by every part of a parallel
+    /// run alike (`schedule_broadcast`): with background traffic, the run ends when none is left.
+    ForegroundDone,
 }
 
 /// What `EventQueue::pop_by` found.
@@ -77,9 +83,29 @@ pub const FIRST_SEQ: u64 = 1 << (SEQ_BITS - 1);
 /// Bits of an arrival's tie: every port number fits (`PortId` is 32 bits), below `FIRST_SEQ`.
 const ARRIVAL_BITS: u32 = 32;
 const _: () = assert!(ARRIVAL_BITS < SEQ_BITS - 1);
-/// The ties of messages between hosts (`schedule_message`): after every arrival's, before every other
-/// event's, their own key (a flow's id) above this.
+/// The ties of messages between hosts (`schedule_message`) and of broadcasts (`schedule_broadcast`): after
+/// every arrival's, before every other event's, their own key (a flow's id) above this, times four, plus
+/// their kind (`Word`), so that words of different kinds about one flow never tie.
 const MESSAGE_TIE: u64 = 1 << ARRIVAL_BITS;
+
+/// What a message or broadcast says, the low bits of its tie.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Word {
+    /// A flow's end to the other (`schedule_message`).
+    Host = 0,
+    /// A background flow finished (`Event::Successor`).
+    Successor = 1,
+    /// A piece of foreground work is done (`Event::ForegroundDone`).
+    ForegroundDone = 2,
+}
+
+/// `Message::to` of a broadcast: every part.
+pub const EVERY_PART: u32 = u32::MAX;
+
+fn word_tie(key: u64, word: Word) -> u64 {
+    assert!(key < (FIRST_SEQ - MESSAGE_TIE) / 4, "a message's key is below (2^53 - 2^32) / 4");
+    MESSAGE_TIE + key * 4 + word as u64
+}
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
@@ -175,7 +201,8 @@ pub struct Held {
     pub late_message: Option<(Time, Time)>,
 }
 
-/// A message between hosts on its way to another part: when it is due, the event, its tie, the part.
+/// A message between hosts on its way to another part, or a broadcast to every part: when it is due, the
+/// event, its tie, the part (`EVERY_PART`: every part, this one included).
 #[derive(Clone, Copy, Debug)]
 pub struct Message {
     pub at: Time,
@@ -279,8 +306,7 @@ impl EventQueue {
     /// parallel run (or a run handing packets over) a message to another part's host is held to the window's
     /// end and handed over as a packet is (sim/parallel.rs).
     pub fn schedule_message(&mut self, at: Time, from: NodeId, to: NodeId, ev: Event, key: u64) {
-        assert!(key < FIRST_SEQ - MESSAGE_TIE, "a message's key is below 2^53 - 2^32");
-        let tie = MESSAGE_TIE + key;
+        let tie = word_tie(key, Word::Host);
         if let Some(h) = self.held.as_mut() {
             let to = h.parts[to.idx()];
             if h.parts[from.idx()] != to {
@@ -290,6 +316,22 @@ impl EventQueue {
                 h.messages.push(Message { at, ev, tie, to: to as u32 });
                 return;
             }
+        }
+        self.schedule_tied(at, ev, tie);
+    }
+    /// Schedule `ev`, an event every part of a parallel run handles, caused by one of them: word of a
+    /// finished flow (`word` says which, `key` is the flow's id: its tie, which every part knows), due at
+    /// `at`. In a part of a parallel run (or a run handing packets over) it is held to the window's end and
+    /// then scheduled in every part: `at` must be at least a lookahead away (a shorter delay is a causality
+    /// error, reported as a message's), which the callers keep for every cut (sim/chain.rs).
+    pub fn schedule_broadcast(&mut self, at: Time, ev: Event, key: u64, word: Word) {
+        let tie = word_tie(key, word);
+        if let Some(h) = self.held.as_mut() {
+            if at < h.until && h.late_message.is_none() {
+                h.late_message = Some((at, h.until));
+            }
+            h.messages.push(Message { at, ev, tie, to: EVERY_PART });
+            return;
         }
         self.schedule_tied(at, ev, tie);
     }

@@ -3,10 +3,11 @@
 //! (traffic/jobs.rs describes the workloads).
 
 use super::World;
+use crate::engine::{Event, Word};
 use crate::metrics::{ideal_fct, FlowRecord};
 use crate::traffic::jobs::{Retrieval, Role, Shape, Workflow};
 use crate::traffic::{Generator, NewFlow};
-use crate::units::Time;
+use crate::units::{NodeId, PathId, Time};
 
 impl World {
     /// Generator `i` releases a workflow: record it and its retrievals, make every retrieval's flows (the
@@ -54,8 +55,9 @@ impl World {
             sequential,
             ideal: ideals,
         });
-        // The workflow ends at its client: in a parallel run, the client's part counts it.
-        if self.is_local(job.client) {
+        // The workflow ends at its client: in a parallel run, the client's part counts it (every part, with
+        // background traffic: `foreground_work_done`).
+        if self.is_local(job.client) || self.has_background {
             self.foreground_open += 1;
         }
         let issue_now = if sequential { 1 } else { parts };
@@ -85,34 +87,45 @@ impl World {
         self.begin(k);
     }
 
+    /// Word that a background flow of generator `g` from `src` finished has reached `src` (an event every
+    /// part handles): the source starts its next flow, drawn from its own random streams, unless the
+    /// foreground is done.
+    pub(super) fn on_successor(&mut self, g: u32, src: NodeId) {
+        if self.foreground_done {
+            return;
+        }
+        let Generator::Background(b) = &mut self.generators[g as usize] else {
+            unreachable!("a background flow's generator")
+        };
+        let nf = b.next_from(src);
+        let k = self.record(&nf, Role::Background(g));
+        let class = self.class_of(g as usize);
+        self.start(k, class);
+    }
+
     /// Flow `r` has just finished: start what follows it.
     pub(super) fn flow_done(&mut self, r: &FlowRecord) {
         match r.role {
-            Role::Flow => self.foreground_finished(),
+            Role::Flow => self.foreground_work_done(r.id),
             Role::Background(g) => {
-                if self.foreground_done {
-                    return;
-                }
-                let src = r.src;
-                let Generator::Background(b) = &mut self.generators[g as usize] else {
-                    unreachable!("a background flow's generator")
-                };
-                let nf = b.next_from(src);
-                let k = self.record(&nf, Role::Background(g));
-                let class = self.class_of(g as usize);
-                self.start(k, class);
+                // Word of it reaches the source after the path's propagation delay (as a message between hosts
+                // takes), but no sooner than `word_floor`: every part of a parallel run makes the next flow
+                // (its id, its transport slot) at that event, which no cut can bring inside the window of the
+                // completion.
+                let at = self.now + self.net.propagation(r.dst, r.src, PathId::NONE).max(self.word_floor);
+                self.ev.schedule_broadcast(at, Event::Successor(g, r.src), r.id, Word::Successor);
             }
             // The request has reached the server, which answers at once.
             Role::Request(q) => self.begin(self.jobs.retrievals[q as usize].response_flow as usize),
             Role::Response(q) => {
-                let now = self.now;
+                let (now, flow) = (self.now, r.id);
                 let r = &mut self.jobs.retrievals[q as usize];
                 r.end = Some(now);
                 let w = &mut self.jobs.workflows[r.workflow as usize];
                 w.done += 1;
                 if w.done == w.parts {
                     w.end = Some(now);
-                    self.foreground_finished();
+                    self.foreground_work_done(flow);
                 } else if w.sequential {
                     let next = w.first + w.done;
                     self.issue(next);

@@ -10,7 +10,7 @@ pub use handover::Handover;
 pub use parallel::Parallel;
 pub use projection::{measure_crossing, Projection};
 
-use crate::engine::{Event, EventQueue, Next};
+use crate::engine::{Event, EventQueue, Next, Word};
 use crate::metrics::inbound::{Inbound, InboundSums};
 use crate::metrics::records::FlowRecords;
 use crate::metrics::{ideal_fct_on, FlowRecord, Framing};
@@ -110,6 +110,10 @@ pub struct World {
     /// with arrivals to come. With background generators, the run ends when this reaches zero.
     foreground_open: u64,
     has_background: bool,
+    /// The least delay of word that every part of a parallel run handles (a finished background flow, a piece
+    /// of foreground work done: `EventQueue::schedule_broadcast`): the fabric's longest link delay, which no
+    /// cut's lookahead exceeds, so the serial run and every cut agree.
+    word_floor: Time,
     /// Set when only background traffic is left: `run` returns `Finished`.
     foreground_done: bool,
     /// The transport's slots of the dormant flows this run will start (`record_dormant`), by flow id.
@@ -176,6 +180,8 @@ impl World {
         let inbound = Inbound::new(&net);
         let foreground_open = generators.iter().filter(|g| g.is_foreground() && g.next_time().is_some()).count() as u64;
         let has_background = generators.iter().any(|g| !g.is_foreground());
+        // No lookahead of any cut exceeds the longest link's delay (docs/parallel.md, "Flows that start flows").
+        let word_floor = net.ports.iter().map(|p| p.delay).max().unwrap_or(Time::ZERO);
         // Only rate-driven (Poisson flows and workflows) generators define an open-loop period; traces and
         // incasts are measured over the whole run.
         let generators_left = generators
@@ -200,6 +206,7 @@ impl World {
             jobs: Jobs::default(),
             foreground_open,
             has_background,
+            word_floor,
             foreground_done: false,
             dormant: Default::default(),
             deep_prefetch: false,
@@ -427,6 +434,8 @@ impl World {
                 self.inbound.restart(&self.net, now);
             }
             Event::QueueSample => self.sample_queues(),
+            Event::Successor(g, src) => self.on_successor(g, src),
+            Event::ForegroundDone => self.foreground_finished(),
         }
         if let Some((h, id)) = delivered {
             self.deliver(h, id);
@@ -604,13 +613,27 @@ impl World {
         }
     }
 
+    /// A foreground flow or workflow is done here, now (`flow` is the id of the flow that completed it). With
+    /// background traffic, which runs until the foreground is done, every part of a parallel run must count
+    /// it at the same point of the serial order: so it counts when word of it, a broadcast, arrives
+    /// `word_floor` later, and the run ends (with the serial run too) that long after the last piece.
+    fn foreground_work_done(&mut self, flow: u64) {
+        if self.has_background {
+            let at = self.now + self.word_floor;
+            self.ev.schedule_broadcast(at, Event::ForegroundDone, flow, Word::ForegroundDone);
+        } else {
+            self.foreground_finished();
+        }
+    }
+
     /// Record a flow starting now; returns its index.
     fn record(&mut self, nf: &NewFlow, role: Role) -> usize {
         let (rec, receives, sends) = self.new_record(nf, role);
         let id = rec.id;
         self.records.push_part(rec, receives, sends);
-        // Foreground work ends at the receiver: in a parallel run, the receiver's part counts it.
-        if role == Role::Flow && receives {
+        // Foreground work ends at the receiver: in a parallel run, the receiver's part counts it (every part,
+        // with background traffic: `foreground_work_done`).
+        if role == Role::Flow && (receives || self.has_background) {
             self.foreground_open += 1;
         }
         id as usize

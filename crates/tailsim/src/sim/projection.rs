@@ -187,7 +187,7 @@ impl World {
                 Some(n) => Owner::Node(n),
                 None => Owner::Spread,
             },
-            Event::Timer(..) | Event::Arrival(_) => Owner::Spread,
+            Event::Timer(..) | Event::Arrival(_) | Event::Successor(..) | Event::ForegroundDone => Owner::Spread,
             Event::Fault(_) | Event::Reconverge | Event::WarmupEnd | Event::QueueSample => Owner::Global,
         }
     }

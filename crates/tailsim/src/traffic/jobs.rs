@@ -5,8 +5,9 @@
 //! aggregate over C clients is one Poisson process of C times the rate with a uniformly drawn client.
 //!
 //! *Background* flows are closed-loop: each source keeps `per_source` flows going, starting a new one (to
-//! a fresh destination, with a fresh size) whenever one finishes, for as long as the foreground traffic
-//! lasts (sim.rs ends the run when every other workload is done).
+//! a fresh destination, with a fresh size, from its own random streams) when word that one finished reaches
+//! it, for as long as the foreground traffic lasts (sim/chain.rs; the run ends when every other workload is
+//! done).
 //!
 //! Generators only draw: who, to whom, how large. The world (sim.rs) starts the flows, chains a response
 //! to its request and the next retrieval to the last, and keeps the records below.
@@ -140,11 +141,21 @@ pub struct BackgroundGen {
     pub start: Time,
     /// Whether the initial flows are still to be released.
     pub pending: bool,
-    pub dst_rng: Rng,
-    pub size_rng: Rng,
+    /// Per source (in `sources` order): the streams of its flows' destinations and sizes. A source's own, so
+    /// that its draws do not depend on when other sources' flows finish (the order of completions over the
+    /// whole fabric, which no part of a parallel run sees).
+    pub streams: Vec<(Rng, Rng)>,
+    /// Host h's index in `sources` (u32::MAX: not a source).
+    pub source_of: Vec<u32>,
 }
 
 impl BackgroundGen {
+    /// The streams of source `k` of background workload `i`.
+    pub fn streams_of(seed: u64, i: usize, k: usize) -> (Rng, Rng) {
+        let index = ((i as u64) << 32) | k as u64;
+        (Rng::new(seed, "background-dests", index), Rng::new(seed, "background-sizes", index))
+    }
+
     /// The initial flows: `per_source` from every source.
     pub fn release(&mut self, out: &mut Vec<super::NewFlow>) {
         self.pending = false;
@@ -160,11 +171,12 @@ impl BackgroundGen {
     pub fn next_from(&mut self, src: NodeId) -> super::NewFlow {
         let own = self.dests.contains(&src.0);
         let n = self.dests.len() as u32 - own as u32;
-        let mut k = self.dst_rng.below(n) as usize;
+        let (dst_rng, size_rng) = &mut self.streams[self.source_of[src.idx()] as usize];
+        let mut k = dst_rng.below(n) as usize;
         if own && k >= self.dests.iter().position(|&d| d == src.0).expect("contained") {
             k += 1;
         }
-        super::NewFlow::new(src, NodeId(self.dests[k]), self.sizes.draw(&mut self.size_rng))
+        super::NewFlow::new(src, NodeId(self.dests[k]), self.sizes.draw(size_rng))
     }
 }
 
