@@ -378,6 +378,49 @@ fn retrievals_and_workflows_cut_into_parts_give_the_serial_runs_results() {
 }
 
 #[test]
+fn background_flows_cut_into_parts_give_the_serial_runs_results() {
+    // DeTail's traffic without its adaptive load balancer: retrievals and sequential workflows in the
+    // foreground, closed-loop 200 KB background flows from every host, over TCP, lossy and over PFC. A
+    // finished background flow's successor is made in every part, when word of it (a broadcast) reaches its
+    // source; every part counts the foreground work done the same way, so every part ends the run at the
+    // same event: the least delay of word after the last workflow.
+    let fat_tree = "seed = 11\n[topology]\nkind = \"fat-tree\"\nk = 4\nrate = \"10Gbps\"\ndelay = \"1us\"\n\
+                    [transport]\nkind = \"tcp\"\nmin_rto = \"200us\"\n";
+    let jobs =
+        "[[workload]]\nkind = \"retrieval\"\nsizes = [\"2KB\", \"8KB\", \"32KB\"]\nrate = 20000.0\nuntil = \"2ms\"\n\
+                class = 0\n\
+                [[workload]]\nkind = \"workflow\"\nshape = \"sequential\"\nparts = 3\nsizes = [\"4KB\"]\n\
+                rate = 5000.0\nuntil = \"2ms\"\nclass = 0\n\
+                [[workload]]\nkind = \"background\"\nsize = \"50KB\"\nclass = 1\n";
+    let cases = [
+        ("lossy", "[switch]\nbuffer = \"40KB\"\n".to_string()),
+        ("pfc", "[switch]\nbuffer = \"40KB\"\n[host]\nnic_buffer = \"unlimited\"\n[pfc]\n".to_string()),
+    ];
+    for (name, extra) in cases {
+        let toml = format!("{fat_tree}{extra}{jobs}");
+        let mut e = exp(&toml);
+        let s = e.run(&mut |_| {}).unwrap_or_else(|err| panic!("{name}: {err}"));
+        let want = results(&e, &s);
+        assert_eq!(s.stop_reason, tailsim::StopReason::Finished, "{name}");
+        let bg = e
+            .world
+            .records
+            .all()
+            .iter()
+            .filter(|r| matches!(r.role, tailsim::traffic::jobs::Role::Background(_)))
+            .count();
+        let last = e.world.jobs.workflows.iter().map(|w| w.end.unwrap()).max().unwrap();
+        assert_eq!(e.world.now, last + tailsim::units::Time::us(1), "{name}: the end");
+        assert!(
+            bg > 100 && s.flows_started as usize > bg + 1000,
+            "{name}: {bg} background flows of {}",
+            s.flows_started
+        );
+        cut_gives(&want, &toml, &[2, 3, 4, 8], name);
+    }
+}
+
+#[test]
 fn rdma_flows_cut_into_parts_give_the_serial_runs_results() {
     // Go-back-N over small buffers: NAKs, rewinds, timeouts, duplicates answered by responders whose
     // requester has closed, until word of that close reaches them.
@@ -560,13 +603,16 @@ fn what_parts_cannot_do_yet_is_refused_before_anything_runs() {
     let base = raw_fat_tree(4, 5, 50);
     let cases = [
         (
-            "[transport]\nkind = \"ndp\"\n[[workload]]\nkind = \"background\"\nsize = \"1MB\"\n",
-            "is background flows, each started when the last one from its source finishes",
+            tcp_fat_tree(20, "kind = \"tcp\"\nfast_retransmit = false", "[routing]\nload_balance = \"adaptive\"\n"),
+            "mechanism \"adaptive_lb\" draws every switch's choices from one random stream",
         ),
-        ("[pfc]\n[output]\npcap = [\"hosts\"]\n", "mechanism \"pcap\" keeps the first packets of the whole run"),
+        (
+            format!("{base}[pfc]\n[output]\npcap = [\"hosts\"]\n"),
+            "mechanism \"pcap\" keeps the first packets of the whole run",
+        ),
     ];
-    for (extra, says) in cases {
-        let toml = format!("{base}{extra}");
+    for (toml, says) in cases {
+        let extra = &toml[toml.len() - 60..];
         let mut e = exp(&toml);
         let events = e.world.ev.processed();
         let err = e.run_parallel(vec![exp(&toml)], true, &mut |_| true).unwrap_err();

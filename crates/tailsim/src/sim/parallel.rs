@@ -23,7 +23,10 @@
 //! are retired at the meetings, the same in every part, so a flow has one slot everywhere
 //! (transport/split.rs); the parts' flow records are merged by id at the end (docs/parallel.md, "Flows").
 //! A retrieval's flows are all made at its workflow's arrival, in every part, and started by their senders'
-//! parts (sim/chain.rs); a workflow's record and its retrievals' are its client's part's.
+//! parts (sim/chain.rs); a workflow's record and its retrievals' are its client's part's. Word that a
+//! background flow or a piece of foreground work is done is a broadcast (`EventQueue::schedule_broadcast`),
+//! handed to every part at the meeting: each makes the next background flow, and counts the foreground down
+//! to the run's end, at the same event.
 //!
 //! Switch mechanisms split by node (`Hooks::parallel_refusal`, `timer_node`, `take_part`, net/mech/mod.rs):
 //! each part calls their hooks at its own ports; what one keeps about a packet for the far end crosses with
@@ -31,19 +34,18 @@
 //! serial run's ticks (`settle_samples`).
 //!
 //! What a part's world cannot do yet is refused before anything runs (`World::parallel_refusal`):
-//! background flows (each started when another finishes), events of the whole fabric other than those every part
+//! events of the whole fabric other than those every part
 //! handles (the end of warm-up, arrivals, faults, re-convergence, queue samples), switch mechanisms that do
 //! not split, an event budget. At the end the parts' nodes are gathered into the first part's world
 //! (`Network::take_part`), whose results are then those of the serial run; it cannot run on.
 
 use super::{Progress, StopAt, StopReason, World};
-use crate::engine::{Event, Held, Message, MinBarrier, Next};
+use crate::engine::{Event, Held, Message, MinBarrier, Next, EVERY_PART};
 use crate::metrics::records::FlowRecords;
 use crate::net::packet::Packet;
 use crate::net::partition::Partition;
 use crate::net::port::DropReason;
 use crate::net::Network;
-use crate::traffic::Generator;
 use crate::transport::Transport;
 use crate::units::{NodeId, PktId, PortId, Time};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -97,8 +99,18 @@ fn owner(net: &Network, transport: &Transport, e: Event) -> Option<NodeId> {
 /// host's part (docs/parallel.md, steps 3 and 4); a fault changes every part's copy of the link (each part
 /// acts on its own ports: a port being serialized when its link goes down is its node's), and the
 /// re-convergence that follows recomputes every part's routes alike.
+/// So are the broadcasts about finished flows (`EventQueue::schedule_broadcast`): a background source's next
+/// flow is made in every part, and every part counts the foreground work done.
 fn every_part(e: Event) -> bool {
-    matches!(e, Event::WarmupEnd | Event::Arrival(_) | Event::Fault(_) | Event::Reconverge)
+    matches!(
+        e,
+        Event::WarmupEnd
+            | Event::Arrival(_)
+            | Event::Fault(_)
+            | Event::Reconverge
+            | Event::Successor(..)
+            | Event::ForegroundDone
+    )
 }
 
 /// What a pending event of the whole fabric is, for the refusal.
@@ -116,13 +128,6 @@ impl World {
     pub fn parallel_refusal(&self, stop: &StopAt) -> Option<String> {
         if stop.max_events.is_some() {
             return Some("an event budget (stop.max_events) depends on how events are shared between parts".into());
-        }
-        if let Some(i) = self.generators.iter().position(|g| matches!(g, Generator::Background(_))) {
-            return Some(format!(
-                "workload[{i}] is background flows, each started when the last one from its source finishes, at \
-                 the receiver for the source, with ids in an order no part sees whole (docs/parallel.md, \
-                 \"Flows that start flows\"): not yet in parallel runs"
-            ));
         }
         if let Some((m, why)) = self.net.mechs.iter().find_map(|m| Some((m, m.parallel_refusal()?))) {
             return Some(format!("mechanism \"{}\" {why}", m.name()));
@@ -241,7 +246,11 @@ impl World {
                 self.jobs.retrievals[qs.clone()].clone_from_slice(&w.jobs.retrievals[qs]);
                 self.jobs.workflows[k] = wf.clone();
             }
-            self.foreground_open += w.foreground_open - generators_open as u64;
+            // With background traffic every part counted all the foreground work (its completions are
+            // broadcast); without, each its own.
+            if !self.has_background {
+                self.foreground_open += w.foreground_open - generators_open as u64;
+            }
             if let (Some(a), Some(b)) = (&mut self.inbound_at_last_arrival, &w.inbound_at_last_arrival) {
                 a.add(b);
             }
@@ -277,7 +286,7 @@ impl World {
         }
         self.ev.held = None;
         self.local = None;
-        if done.reason == StopReason::Finished {
+        if done.reason == StopReason::Finished && !self.foreground_done {
             done.reason = self.at_the_last_event();
         }
         Ok(done)
@@ -518,6 +527,9 @@ impl<'a> Part<'a> {
         let offer = self.post(meet, round);
         if asked || meet.failed() {
             STOP
+        } else if self.w.foreground_done {
+            // The foreground's end: every part handled its broadcast in this window and offers nothing.
+            NOTHING
         } else {
             offer
         }
@@ -603,6 +615,9 @@ impl<'a> Part<'a> {
             self.w.now = t;
             self.w.prefetch_ahead();
             self.w.dispatch(e);
+            if self.w.foreground_done {
+                break; // the serial run stops at this very event, in every part alike
+            }
         }
         self.w.ev.forget_held();
         for &(p, to) in &self.exits {
@@ -628,7 +643,8 @@ impl<'a> Part<'a> {
                 self.outbox[to].packets.push((p, at, pkt, word));
             }
         }
-        for m in self.w.ev.take_messages() {
+        let messages: Vec<Message> = self.w.ev.take_messages().collect(); // (no allocation when empty)
+        for m in messages {
             if m.at < end {
                 meet.fail(format!(
                     "causality: a message between hosts of two parts is due at {} ps, inside the window it was sent \
@@ -636,7 +652,16 @@ impl<'a> Part<'a> {
                     m.at.0, end.0
                 ));
             }
-            self.outbox[m.to as usize].messages.push(m);
+            if m.to == EVERY_PART {
+                // A broadcast: here now (its tie is its own, so when it is scheduled does not matter), and to
+                // every other part at the meeting.
+                self.w.ev.schedule_handed(m);
+                for (to, out) in self.outbox.iter_mut().enumerate().filter(|&(to, _)| to != self.id) {
+                    out.messages.push(Message { to: to as u32, ..m });
+                }
+            } else {
+                self.outbox[m.to as usize].messages.push(m);
+            }
         }
     }
 
