@@ -98,19 +98,19 @@ fn same_files_for_every_thread_count(d: &Path, cfg: &Path) {
 #[test]
 fn what_a_parallel_run_cannot_take_is_an_error_before_anything_runs() {
     let d = scratch("refused");
-    let cfg = d.join("adaptive.toml");
+    let cfg = d.join("capture.toml");
     std::fs::write(
         &cfg,
         "[topology]\nkind = \"fat-tree\"\nk = 4\nrate = \"10Gbps\"\ndelay = \"1us\"\n[transport]\nkind = \"tcp\"\n\
-         [routing]\nload_balance = \"adaptive\"\n[[workload]]\nkind = \"background\"\nsize = \"1MB\"\n[stop]\ntime = \"1ms\"\n",
+         [output]\npcap = [\"hosts\"]\n[[workload]]\nkind = \"background\"\nsize = \"1MB\"\n[stop]\ntime = \"1ms\"\n",
     )
     .unwrap();
     let out = d.join("out");
     let (ok, o, e) = tailsim(&["run", cfg.to_str().unwrap(), "--threads", "2", "--out", out.to_str().unwrap()]);
     assert!(
         !ok && e.contains("--threads 2")
-            && e.contains("adaptive.toml")
-            && e.contains("draws every switch's choices from one random stream"),
+            && e.contains("capture.toml")
+            && e.contains("keeps the first packets of the whole run"),
         "{o}{e}"
     );
     assert!(!e.contains("panicked") && !out.exists(), "{e}");
@@ -138,8 +138,6 @@ fn what_a_parallel_run_cannot_take_is_an_error_before_anything_runs() {
     assert!(e.contains("more than the 6 MB this run may use") && !out.exists(), "{e}");
     let (ok, _, e) = tailsim(&["run", cfg.to_str().unwrap(), "--threads", "0"]);
     assert!(!ok && e.contains("--threads: give 1 or more"), "{e}");
-    let (ok, o, e) = tailsim(&["bench", "--scenario", "fastlane-128", "--threads", "1,2"]);
-    assert!(!ok && e.contains("fastlane-128 cannot run on more than one thread yet"), "{o}{e}");
     let _ = std::fs::remove_dir_all(&d);
 }
 

@@ -52,7 +52,8 @@ pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, fr: Framing, net: &mut Ne
     }
     if let Some(rule) = rule {
         let ports: Vec<_> = net.switch_ports().collect();
-        net.install(Mech::AdaptiveLb(AdaptiveLb::new(cfg.seed, rule)), ports);
+        let nodes = net.hosts.len() + net.switches.len();
+        net.install(Mech::AdaptiveLb(AdaptiveLb::new(cfg.seed, rule, nodes)), ports);
     }
     let pfc = match &cfg.pfc {
         None => None,

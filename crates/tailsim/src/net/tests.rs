@@ -539,7 +539,7 @@ fn favoured_choices(
 ) -> Vec<u32> {
     use super::mech::adaptive_lb::{AdaptiveLb, Rule};
     use super::mech::Hooks;
-    let mut alb = AdaptiveLb::new(1, Rule::Favoured(vec![16 << 10, 64 << 10]));
+    let mut alb = AdaptiveLb::new(1, Rule::Favoured(vec![16 << 10, 64 << 10]), n.hosts.len() + n.switches.len());
     let mut p = Packet::new(PktKind::Data, FlowSlot(0), 0, NodeId(0), NodeId(2));
     p.size = 1500;
     p.class = class;

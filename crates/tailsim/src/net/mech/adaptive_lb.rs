@@ -15,11 +15,14 @@
 use super::Hooks;
 use crate::engine::Rng;
 use crate::net::hooks::{HookCtx, HookSet};
-use crate::units::{PktId, PortId};
+use crate::net::port::Port;
+use crate::units::{NodeId, PktId, PortId};
 
 pub struct AdaptiveLb {
     rule: Rule,
-    rng: Rng,
+    /// A random stream per node (by number; only switches draw): a switch's draws depend on its own packets
+    /// alone, so each part of a parallel run draws its switches' as the serial run does.
+    rngs: Vec<Rng>,
     pub stats: AdaptiveLbStats,
 }
 
@@ -42,8 +45,10 @@ pub struct AdaptiveLbStats {
 }
 
 impl AdaptiveLb {
-    pub fn new(seed: u64, rule: Rule) -> AdaptiveLb {
-        AdaptiveLb { rule, rng: Rng::new(seed, "adaptive-lb", 0), stats: AdaptiveLbStats::default() }
+    /// The rule, for a fabric of `nodes` nodes (hosts and switches).
+    pub fn new(seed: u64, rule: Rule, nodes: usize) -> AdaptiveLb {
+        let rngs = (0..nodes).map(|n| Rng::new(seed, "adaptive-lb", n as u64)).collect();
+        AdaptiveLb { rule, rngs, stats: AdaptiveLbStats::default() }
     }
 
     /// DeTail's rule: uniform among the live ports under the first threshold that has any, else among all live
@@ -51,19 +56,20 @@ impl AdaptiveLb {
     fn favoured(&mut self, c: &HookCtx, id: PktId, cands: &[PortId], live: bool) -> PortId {
         let class = c.packet(id).class as usize;
         let Rule::Favoured(thresholds) = &self.rule else { unreachable!("called for the favoured rule") };
+        let rng = &mut self.rngs[c.ports[cands[0].idx()].node.idx()]; // the switch's own stream
         let usable = |p: &&PortId| !live || c.ports[p.idx()].up;
         let drain = |p: &PortId| c.ports[p.idx()].queue.drain_bytes(class);
         for (i, &t) in thresholds.iter().enumerate() {
             let n = cands.iter().filter(usable).filter(|p| drain(p) < t).count() as u32;
             if n > 0 {
                 self.stats.by_threshold[i.min(1)] += 1;
-                let k = self.rng.below(n) as usize;
+                let k = rng.below(n) as usize;
                 return *cands.iter().filter(usable).filter(|p| drain(p) < t).nth(k).expect("counted");
             }
         }
         self.stats.by_threshold[2] += 1;
         let n = cands.iter().filter(usable).count() as u32;
-        let k = self.rng.below(n) as usize;
+        let k = rng.below(n) as usize;
         *cands.iter().filter(usable).nth(k).expect("counted")
     }
 }
@@ -72,11 +78,18 @@ impl Hooks for AdaptiveLb {
     const NAME: &'static str = "adaptive_lb";
     const HOOKS: HookSet = HookSet::INGRESS;
 
+    /// Splits by switch: each draws from its own stream and reads only its own ports' queues.
     fn parallel_refusal(&self) -> Option<&'static str> {
-        Some(
-            "draws every switch's choices from one random stream, in the order of the whole fabric's events: not \
-             yet in parallel runs (a stream per switch would split it, a change of results)",
-        )
+        None
+    }
+
+    fn take_part(&mut self, other: &mut AdaptiveLb, _ports: &[Port], _theirs: &dyn Fn(NodeId) -> bool) {
+        let AdaptiveLbStats { decisions, ties, by_threshold } = other.stats;
+        self.stats.decisions += decisions;
+        self.stats.ties += ties;
+        for (a, b) in self.stats.by_threshold.iter_mut().zip(by_threshold) {
+            *a += b;
+        }
     }
 
     fn on_ingress(&mut self, c: &mut HookCtx, _at: PortId, id: PktId, cands: &[PortId]) -> Option<PortId> {
@@ -91,6 +104,7 @@ impl Hooks for AdaptiveLb {
             return Some(self.favoured(c, id, cands, live));
         }
         let (mut best, mut best_bytes, mut ties) = (cands[0], u64::MAX, 0u32);
+        let rng = &mut self.rngs[c.ports[cands[0].idx()].node.idx()]; // the switch's own stream
         for &p in cands {
             let pt = &c.ports[p.idx()];
             if live && !pt.up {
@@ -101,7 +115,7 @@ impl Hooks for AdaptiveLb {
             } else if pt.bytes == best_bytes {
                 // Reservoir sampling: each of the k tied ports ends up chosen with probability 1/k.
                 ties += 1;
-                if self.rng.below(ties) == 0 {
+                if rng.below(ties) == 0 {
                     best = p;
                 }
             }
