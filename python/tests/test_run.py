@@ -317,10 +317,10 @@ def test_dctcp_flows_on_two_threads_give_one_threads_results(tmp_path):
 
 
 def test_threads_refuse_what_cannot_be_cut_yet(tmp_path, monkeypatch):
-    capture = small_dict(flows=20)
-    capture["output"] = {"pcap": ["hosts"]}
-    with pytest.raises(tailsim.ConfigError, match="keeps the first packets of the whole run"):
-        tailsim.run(capture, tmp_path / "x", progress=False, threads=2)
+    budget = small_dict(flows=20)
+    budget["stop"] = {"max_events": 1000}
+    with pytest.raises(tailsim.ConfigError, match="an event budget"):
+        tailsim.run(budget, tmp_path / "x", progress=False, threads=2)
     assert not (tmp_path / "x").exists()
     # Every part holds a whole world: the memory limit counts them all.
     monkeypatch.setenv("TAILSIM_MAX_MEMORY", "20MB")

@@ -98,21 +98,16 @@ fn same_files_for_every_thread_count(d: &Path, cfg: &Path) {
 #[test]
 fn what_a_parallel_run_cannot_take_is_an_error_before_anything_runs() {
     let d = scratch("refused");
-    let cfg = d.join("capture.toml");
+    let cfg = d.join("budget.toml");
     std::fs::write(
         &cfg,
         "[topology]\nkind = \"fat-tree\"\nk = 4\nrate = \"10Gbps\"\ndelay = \"1us\"\n[transport]\nkind = \"tcp\"\n\
-         [output]\npcap = [\"hosts\"]\n[[workload]]\nkind = \"background\"\nsize = \"1MB\"\n[stop]\ntime = \"1ms\"\n",
+         [[workload]]\nkind = \"background\"\nsize = \"1MB\"\n[stop]\ntime = \"1ms\"\nmax_events = 1000\n",
     )
     .unwrap();
     let out = d.join("out");
     let (ok, o, e) = tailsim(&["run", cfg.to_str().unwrap(), "--threads", "2", "--out", out.to_str().unwrap()]);
-    assert!(
-        !ok && e.contains("--threads 2")
-            && e.contains("capture.toml")
-            && e.contains("keeps the first packets of the whole run"),
-        "{o}{e}"
-    );
+    assert!(!ok && e.contains("--threads 2") && e.contains("budget.toml") && e.contains("an event budget"), "{o}{e}");
     assert!(!e.contains("panicked") && !out.exists(), "{e}");
     // A run of flows keeps every host with its switch: a k = 4 fat tree has 8 ToRs.
     let ndp = ndp_experiment(&d);

@@ -35,8 +35,8 @@
 //!
 //! What a part's world cannot do yet is refused before anything runs (`World::parallel_refusal`): events of
 //! the whole fabric other than those every part handles (the end of warm-up, arrivals, faults,
-//! re-convergence, queue samples, word of finished flows), switch mechanisms that do not split (packet
-//! capture), an event budget. At the end the parts' nodes are gathered into the first part's world
+//! re-convergence, queue samples, word of finished flows), a switch mechanism that does not split (none
+//! today), an event budget. At the end the parts' nodes are gathered into the first part's world
 //! (`Network::take_part`), whose results are then those of the serial run; it cannot run on.
 
 use super::{Progress, StopAt, StopReason, World};

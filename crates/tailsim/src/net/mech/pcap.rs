@@ -14,7 +14,8 @@
 use super::Hooks;
 use crate::net::hooks::{HookCtx, HookSet};
 use crate::net::packet::PktKind;
-use crate::units::{PktId, PortId, Time};
+use crate::net::port::Port;
+use crate::units::{NodeId, PktId, PortId, Time};
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -45,6 +46,8 @@ pub struct Capture {
     /// Packets recorded at most (the rest are counted, not kept).
     max: usize,
     missed: u64,
+    /// The budget ran out at this instant: nothing from it on is kept (`on_dequeue`).
+    full_at: Option<Time>,
     mss: u32,
 }
 
@@ -57,7 +60,7 @@ impl Capture {
         for (i, (p, _)) in ports.iter().enumerate() {
             index[p.idx()] = i as u16;
         }
-        Capture { ports, index, recs: Vec::new(), max, missed: 0, mss }
+        Capture { ports, index, recs: Vec::new(), max, missed: 0, full_at: None, mss }
     }
 }
 
@@ -65,12 +68,44 @@ impl Hooks for Capture {
     const NAME: &'static str = "pcap";
     const HOOKS: HookSet = HookSet::DEQUEUE;
 
+    /// Splits by port: each part captures its own ports' packets (at most the budget, which the merge cuts
+    /// to the whole run's: `take_part`).
     fn parallel_refusal(&self) -> Option<&'static str> {
-        Some("keeps the first packets of the whole run (output.pcap_max_packets) in the order every port sent them: not yet in parallel runs")
+        None
+    }
+
+    fn take_part(&mut self, other: &mut Capture, _ports: &[Port], _theirs: &dyn Fn(NodeId) -> bool) {
+        let seen = (self.recs.len() + other.recs.len()) as u64 + self.missed + other.missed;
+        // Each part's records are its ports' in the serial run's order; by time, stably, they interleave as
+        // the serial run took them (a port's in its order; two ports' at one instant are cut or kept
+        // together, below).
+        let mut recs = std::mem::take(&mut self.recs);
+        recs.append(&mut other.recs);
+        recs.sort_by_key(|r| r.t);
+        // The serial run stopped at the instant of the packet past the budget. A part that spent its budget
+        // stopped at its own such instant, no earlier (it had seen only some of the run's packets); before
+        // the earliest of those every part kept all it captured, so the union is whole there.
+        let past_budget = recs.get(self.max).map(|r| r.t);
+        let cut = [self.full_at, other.full_at, past_budget].into_iter().flatten().min();
+        if let Some(at) = cut {
+            recs.truncate(recs.partition_point(|r| r.t < at));
+        }
+        self.full_at = cut;
+        self.missed = seen - recs.len() as u64;
+        self.recs = recs;
     }
 
     fn on_dequeue(&mut self, c: &mut HookCtx, at: PortId, id: PktId) {
-        if self.recs.len() >= self.max {
+        if self.full_at.is_some() || self.recs.len() >= self.max {
+            // The budget is spent: capture stops at this instant, so that what is kept does not depend on
+            // the order of packets sent at the same instant by ports of different parts of a parallel run
+            // (the ones already kept from this instant go too).
+            if self.full_at.is_none() {
+                let keep = self.recs.partition_point(|r| r.t < c.now);
+                self.missed += (self.recs.len() - keep) as u64;
+                self.recs.truncate(keep);
+                self.full_at = Some(c.now);
+            }
             self.missed += 1;
             return;
         }
