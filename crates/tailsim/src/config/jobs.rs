@@ -243,13 +243,6 @@ pub(super) fn background(
         start: w.start.map_or(Time::ZERO, |d| d.0),
         pending: true,
         streams: (0..sources.len()).map(|k| BackgroundGen::streams_of(seed, i, k)).collect(),
-        source_of: {
-            let mut of = vec![u32::MAX; hosts as usize];
-            for (k, &s) in sources.iter().enumerate() {
-                of[s as usize] = k as u32;
-            }
-            of
-        },
         sources,
     })))
 }

@@ -55,9 +55,7 @@ impl World {
             sequential,
             ideal: ideals,
         });
-        // The workflow ends at its client: in a parallel run, the client's part counts it (every part, with
-        // background traffic: `foreground_work_done`).
-        if self.is_local(job.client) || self.has_background {
+        if self.counts_foreground_at(job.client) {
             self.foreground_open += 1;
         }
         let issue_now = if sequential { 1 } else { parts };

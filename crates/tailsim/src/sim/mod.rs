@@ -613,6 +613,13 @@ impl World {
         }
     }
 
+    /// Whether this run counts foreground work that ends at host `h` (a flow at its receiver, a workflow at
+    /// its client): in a parallel run, the part of `h`, or with background traffic every part
+    /// (`foreground_work_done`).
+    fn counts_foreground_at(&self, h: NodeId) -> bool {
+        self.has_background || self.is_local(h)
+    }
+
     /// A foreground flow or workflow is done here, now (`flow` is the id of the flow that completed it). With
     /// background traffic, which runs until the foreground is done, every part of a parallel run must count
     /// it at the same point of the serial order: so it counts when word of it, a broadcast, arrives
@@ -631,9 +638,7 @@ impl World {
         let (rec, receives, sends) = self.new_record(nf, role);
         let id = rec.id;
         self.records.push_part(rec, receives, sends);
-        // Foreground work ends at the receiver: in a parallel run, the receiver's part counts it (every part,
-        // with background traffic: `foreground_work_done`).
-        if role == Role::Flow && (receives || self.has_background) {
+        if role == Role::Flow && self.counts_foreground_at(nf.dst) {
             self.foreground_open += 1;
         }
         id as usize
@@ -645,19 +650,9 @@ impl World {
     /// flows"); its sender's part alone starts it. Returns its index.
     fn record_dormant(&mut self, nf: &NewFlow, role: Role, class: Option<u8>) -> usize {
         let (rec, receives, sends) = self.new_record(nf, role);
-        let spec = FlowSpec {
-            id: rec.id,
-            src: rec.src,
-            dst: rec.dst,
-            size: rec.size,
-            start: self.now,
-            deadline: None,
-            class,
-            path: rec.path,
-        };
+        let slot = self.transport.open_flow(&spec_of(&rec, class));
         let id = rec.id;
         self.records.push_dormant(rec, receives, sends);
-        let slot = self.transport.open_flow(&spec);
         if sends {
             self.dormant.insert(id, slot);
         } else if self.local.is_some() {
@@ -707,17 +702,9 @@ impl World {
     /// Hand recorded flow `k` to the transport, in the class its workload sets (if any).
     fn start(&mut self, k: usize, class: Option<u8>) {
         let r = self.records.open(k as u64).expect("a flow that starts is open");
-        let spec = FlowSpec {
-            id: r.id,
-            src: r.src,
-            dst: r.dst,
-            size: r.size,
-            start: r.start,
-            deadline: r.deadline.map(|d| r.start + d),
-            class,
-            path: r.path,
-        };
-        self.with_transport(|tr, ctx| tr.start_flow(ctx, spec));
+        let (spec, deadline) = (spec_of(r, class), r.deadline.map(|d| r.start + d));
+        let slot = self.transport.open_flow(&spec);
+        self.with_transport(|tr, ctx| tr.begin_flow(ctx, slot, deadline));
         if self.local.is_some() {
             self.records.settle(k as u64);
         }
@@ -767,4 +754,9 @@ impl World {
     pub fn check_conservation(&self) -> Result<(), LedgerError> {
         crate::net::ledger::check(&self.pk, &self.net)
     }
+}
+
+/// What the transport is told of recorded flow `r`, sent in `class` (if its workload sets one).
+fn spec_of(r: &FlowRecord, class: Option<u8>) -> FlowSpec {
+    FlowSpec { id: r.id, src: r.src, dst: r.dst, size: r.size, class, path: r.path }
 }

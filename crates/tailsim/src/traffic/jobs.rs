@@ -145,8 +145,6 @@ pub struct BackgroundGen {
     /// that its draws do not depend on when other sources' flows finish (the order of completions over the
     /// whole fabric, which no part of a parallel run sees).
     pub streams: Vec<(Rng, Rng)>,
-    /// Host h's index in `sources` (u32::MAX: not a source).
-    pub source_of: Vec<u32>,
 }
 
 impl BackgroundGen {
@@ -171,7 +169,8 @@ impl BackgroundGen {
     pub fn next_from(&mut self, src: NodeId) -> super::NewFlow {
         let own = self.dests.contains(&src.0);
         let n = self.dests.len() as u32 - own as u32;
-        let (dst_rng, size_rng) = &mut self.streams[self.source_of[src.idx()] as usize];
+        let source = self.sources.iter().position(|&s| s == src.0).expect("a background source");
+        let (dst_rng, size_rng) = &mut self.streams[source];
         let mut k = dst_rng.below(n) as usize;
         if own && k >= self.dests.iter().position(|&d| d == src.0).expect("contained") {
             k += 1;

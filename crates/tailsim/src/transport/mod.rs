@@ -15,16 +15,14 @@ use crate::net::{Network, Packets};
 use crate::units::{FlowSlot, NodeId, PathId, PktId, Time};
 use split::Halves;
 
-/// A flow handed to a transport by the workload.
+/// A flow handed to a transport by the workload (`Transport::open_flow`; its absolute deadline, if any, comes
+/// when it starts: `begin_flow`).
 #[derive(Clone, Copy, Debug)]
 pub struct FlowSpec {
     pub id: u64,
     pub src: NodeId,
     pub dst: NodeId,
     pub size: u64,
-    pub start: Time,
-    /// Absolute deadline, if the flow has one.
-    pub deadline: Option<Time>,
     /// A class chosen by the workload for all the flow's packets (overrides the transport's class policy).
     pub class: Option<u8>,
     /// The path its trace pins it to (`net/pinned.rs`), else NONE.
@@ -200,12 +198,6 @@ impl Transport {
             Transport::Tcp(t) => t.trace.table().into_iter().chain(t.rx_gaps.table()).collect(),
             _ => Vec::new(),
         }
-    }
-
-    /// Start flow `f` now: its record made and its sender started.
-    pub fn start_flow(&mut self, ctx: &mut Ctx, f: FlowSpec) {
-        let slot = self.open_flow(&f);
-        self.begin_flow(ctx, slot, f.deadline);
     }
 
     /// Make flow `f`'s record, with the halves at this run's hosts open, without sending anything: a flow that

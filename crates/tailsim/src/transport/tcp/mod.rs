@@ -322,7 +322,7 @@ impl Tcp {
         let flow = Flow {
             id: f.id,
             size: f.size,
-            deadline: f.deadline,
+            deadline: None, // known when it starts (`begin_flow`)
             class: f.class,
             src: f.src,
             dst: f.dst,
