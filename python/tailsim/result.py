@@ -346,9 +346,9 @@ def run(
     has ``path``); errors in it name the row.
 
     ``threads`` runs the simulation on that many threads, the fabric cut into as many parts, with the results
-    of one thread (docs/parallel.md). So far the flows of every transport (Poisson, incast, permutation and
-    trace workloads), raw traffic (``kind = "cbr"``), links that fail or corrupt, and QJUMP can be cut; other runs raise
-    :class:`tailsim.ConfigError` saying why.
+    of one thread, for every transport, workload and switch mechanism (docs/parallel.md). What cannot be cut
+    (an event budget, ``stop.max_events``; a link between two parts without delay; the flow-level Ideal)
+    raises :class:`tailsim.ConfigError` saying why.
     """
     kind, text, origin, base = normalize(config)
     sets = overrides(set)

@@ -55,8 +55,8 @@ enum Cmd {
         #[arg(long)]
         strict: bool,
         /// Run on this many threads, the fabric cut into as many parts: the same results as one thread,
-        /// byte for byte. So far the flows of every transport (poisson, incast, permutation, trace workloads),
-        /// raw traffic (kind = "cbr"), links that fail or corrupt, and QJUMP; anything else is refused,
+        /// byte for byte, for every transport, workload and switch mechanism. What cannot be cut (an event
+        /// budget, stop.max_events; a link between two parts without delay; the flow-level Ideal) is refused,
         /// saying why (docs/parallel.md).
         #[arg(long, default_value_t = 1, value_name = "N")]
         threads: usize,

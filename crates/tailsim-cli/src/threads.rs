@@ -40,6 +40,9 @@ pub fn main(
         if let Some(why) = e.world.parallel_refusal(&e.stop) {
             return Err(format!("--threads: {name} cannot run on more than one thread yet: {why}"));
         }
+        for &n in threads.iter().filter(|&&n| n > 1) {
+            e.parallel_cut(n).map_err(|why| format!("--threads {n}: {name}: {why}"))?;
+        }
     }
     out!(
         "{:<8} {:>9} {:>8} {:>10} {:>9} {:>10} {:>12} {:>13} {:>10}",

@@ -117,6 +117,15 @@ fn what_a_parallel_run_cannot_take_is_an_error_before_anything_runs() {
         "{o}{e}"
     );
     assert!(!out.exists(), "{e}");
+    // The Homa thesis's fabric has no propagation delay: no lookahead between parts, refused by name.
+    let homa = d.join("homa.toml");
+    std::fs::write(&homa, "[topology]\npreset = \"homa-144\"\n[transport]\nkind = \"homa\"\n[[workload]]\nkind = \"poisson\"\ncdf = \"homa-w4\"\nload = 0.5\nflows = 10\n").unwrap();
+    let (ok, o, e) = tailsim(&["run", homa.to_str().unwrap(), "--threads", "2", "--out", out.to_str().unwrap()]);
+    assert!(
+        !ok && e.contains("--threads 2") && e.contains("homa.toml") && e.contains("has no propagation delay"),
+        "{o}{e}"
+    );
+    assert!(!out.exists(), "{e}");
     // Every part holds a whole world: the memory limit counts them all.
     let raw = raw_experiment(&d);
     let (ok, o, e) = tailsim(&[

@@ -252,11 +252,16 @@ impl Experiment {
     /// most as many threads as the fabric has ToRs. An error says why a cut cannot be made.
     pub fn parallel_cut(&self, parts: usize) -> Result<crate::net::partition::Partition, String> {
         use crate::net::partition::Partition;
-        if self.world.makes_flows() {
+        if self.flow_level {
+            return Err("the flow-level Ideal has no packets to share between threads".into());
+        }
+        let cut = if self.world.makes_flows() {
             Partition::keeping_hosts(&self.world.net, parts)
         } else {
             Partition::new(&self.world.net, parts)
-        }
+        }?;
+        cut.refuse_zero_lookahead(&self.world.net)?;
+        Ok(cut)
     }
 
     /// Run on `others.len() + 1` threads (`threaded`; else their parts one after another on this one), the
@@ -269,9 +274,6 @@ impl Experiment {
         threaded: bool,
         on_progress: &mut dyn FnMut(&Progress) -> bool,
     ) -> Result<(Summary, crate::sim::Parallel), String> {
-        if self.flow_level {
-            return Err("the flow-level Ideal has no packets to share between threads".into());
-        }
         let cut = self.parallel_cut(others.len() + 1)?;
         let t0 = Instant::now();
         let others = others.into_iter().map(|e| e.world).collect();

@@ -91,9 +91,10 @@ impl Partition {
         }
         if cut == 0 {
             let groups = groups_below(&adj, &level, floor.min(top), hosts).len();
+            let (g, t) = if groups == 1 { ("group", "thread") } else { ("groups", "threads") };
             return Err(format!(
                 "cannot cut this fabric into {parts} parts with every host in its switch's part: it has {groups} \
-                 groups of a switch and its hosts (use at most {groups} threads)"
+                 {g} of a switch and its hosts (use at most {groups} {t})"
             ));
         }
         // Switches at or above the cut, level by level: each to the part it has most links to, among the parts
@@ -179,6 +180,22 @@ impl Partition {
     /// no link crosses; zero when one has no delay, and then parts cannot run apart at all).
     pub fn lookahead(&self) -> Option<Time> {
         self.lookahead
+    }
+    /// An error naming a link between two parts that has no delay, if there is one: then no part can run
+    /// ahead of another by any time at all (the lookahead is zero), and the cut cannot run.
+    pub fn refuse_zero_lookahead(&self, net: &Network) -> Result<(), String> {
+        if self.lookahead != Some(Time::ZERO) {
+            return Ok(());
+        }
+        let pt = net.ports.iter().find(|p| p.delay == Time::ZERO && self.of(p.node) != self.of(p.peer));
+        let link =
+            pt.map_or("a link".into(), |p| format!("the link {} - {}", net.node_name(p.node), net.node_name(p.peer)));
+        Err(format!(
+            "{link} joins two of the {} parts and has no propagation delay, so neither part can run ahead of the \
+             other (a part's lookahead is the smallest delay of a link between parts, docs/parallel.md): give the \
+             fabric's links a delay, or run on one thread",
+            self.parts
+        ))
     }
     /// Claim another lookahead than the cut's: for tests, where a parallel run must catch one that is too
     /// long (sim/parallel.rs).
@@ -387,5 +404,24 @@ mod tests {
         assert_eq!((p.parts(), p.cut_ports(), p.lookahead()), (4, 2 * 2 * 2, Some(Time::ns(300))));
         assert_eq!(p.hosts_per_part(6), vec![3, 3, 0, 0]);
         assert!((0..3).all(|h| p.of(NodeId(h)) == p.of(NodeId(6))), "h0–h2 with leaf 0");
+    }
+
+    #[test]
+    fn a_cut_link_without_delay_is_refused_by_name() {
+        // Host links without delay stay inside the parts (a run of flows keeps hosts with their leaf): fine.
+        let ls = leaf_spine(2, 2, 3);
+        let net = Network::build(&LeafSpine { edge_delay: Time::ZERO, ..ls }.spec(), &NetParams::default()).unwrap();
+        let p = Partition::keeping_hosts(&net, 2).unwrap();
+        assert_eq!(p.lookahead(), Some(Time::ns(300)));
+        p.refuse_zero_lookahead(&net).unwrap();
+        // Leaf–spine links without delay (the Homa thesis's fabric) are cut: refused, naming one.
+        let net = Network::build(&LeafSpine { core_delay: Time::ZERO, ..ls }.spec(), &NetParams::default()).unwrap();
+        let p = Partition::keeping_hosts(&net, 2).unwrap();
+        assert_eq!(p.lookahead(), Some(Time::ZERO));
+        let err = p.refuse_zero_lookahead(&net).unwrap_err();
+        assert!(
+            err.starts_with("the link leaf0 - spine1 joins two of the 2 parts and has no propagation delay"),
+            "{err}"
+        );
     }
 }
