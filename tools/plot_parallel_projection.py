@@ -25,7 +25,7 @@ from pathlib import Path
 THREADS = [1, 2, 4, 8, 16, 32, 64]
 DEFAULT = ["fattree1024-ws", "htsim-p2-1024", "fattree5488-perm-ndp", "htsim-ws"]
 ROW = re.compile(r"^\s*(\d+)\s+\S+\s+\d+\s+.*\s([\d.]+)x\s*$")
-# `bench --threads`: threads, wall s, speedup, efficiency, windows, handovers, events, packet-hops, results.
+# `bench --threads`: threads, wall s, speedup, efficiency, windows, handovers, events, packet-hops, peak MB, results.
 MEASURED = re.compile(r"^\s*(\d+)\s+[\d.]+\s+([\d.]+)x\s+\d+%.*\s(\S+)\s*$")
 
 

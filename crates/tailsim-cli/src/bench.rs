@@ -309,7 +309,7 @@ pub fn main(
 
 /// Wait for a scenario's process, polling for Ctrl-C: if the user asks to stop, the child is killed (it
 /// may not have seen the signal: a SIGTERM or a `kill` reaches only this process) and None returned.
-fn wait_or_stop(mut child: Child, stop_asked: &mut dyn FnMut() -> bool) -> std::io::Result<Option<Output>> {
+pub(crate) fn wait_or_stop(mut child: Child, stop_asked: &mut dyn FnMut() -> bool) -> std::io::Result<Option<Output>> {
     loop {
         if child.try_wait()?.is_some() {
             return child.wait_with_output().map(Some);

@@ -135,6 +135,10 @@ enum Cmd {
         /// Run in this process instead of one child process per scenario (peak memory is then shared).
         #[arg(long, hide = true)]
         in_process: bool,
+        /// With --in-process and one --threads count: print that run's row as one line of JSON (how
+        /// `bench --threads` measures each count in a process of its own).
+        #[arg(long, hide = true)]
+        row_json: bool,
         /// Project a parallel run of --scenario on these thread counts (e.g. 2,4,8): the serial run, its
         /// events counted per part and time window of each cut (docs/parallel.md).
         #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
@@ -207,9 +211,14 @@ pub fn main_with(args: Vec<String>, self_cmd: Vec<String>, stop_asked: &mut dyn 
                 Err(e) => Err(e),
             }
         }
-        Cmd::Bench { scenario, time, threads, .. } if !threads.is_empty() => {
-            match threads::main(scenario, time, &threads, stop_asked) {
-                Ok(threads::Ended::Interrupted) => return INTERRUPTED,
+        Cmd::Bench { scenario, time, threads, in_process, row_json, .. } if !threads.is_empty() => {
+            match threads::main(scenario, time, &threads, in_process, row_json, &self_cmd, stop_asked) {
+                Ok(threads::Ended::Interrupted) => {
+                    if !in_process {
+                        eprintln!("interrupted: the thread counts above finished, the running one was stopped");
+                    }
+                    return INTERRUPTED;
+                }
                 Ok(threads::Ended::Done) => Ok(()),
                 Err(e) => Err(e),
             }
@@ -368,6 +377,13 @@ fn run(
         exp.parallel_cut(threads).map_err(|e| format!("--threads {threads}: {}: {e}", config.display()))?;
         let world = tailsim::run::resident_memory_bytes().zip(before).map_or(0, |(a, b)| a.saturating_sub(b));
         tailsim::run::check_parallel_memory(threads, world).map_err(|e| format!("--threads {threads}: {e}"))?;
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        if threads > cores {
+            eprintln!(
+                "warning: --threads {threads} on {cores} cores: parts will wait for a core at every window, slower \
+                 than --threads {cores} (the results are the same)"
+            );
+        }
     }
     // Every part of a parallel run runs in a whole world of its own.
     let others = (1..threads)

@@ -1,8 +1,13 @@
 //! `tailsim bench --scenario S --threads 1,2,4`: one run of a bench scenario on each thread count, its wall
-//! time against the serial engine's, and a check that every count gave the serial run's results
-//! (docs/parallel.md). Runs a parallel run cannot take yet are refused before anything runs.
+//! time against the serial engine's, its peak memory, and a check that every count gave the serial run's
+//! results (docs/parallel.md). Each count runs in a child process of its own (`--in-process --threads N
+//! --row-json`), so that its peak memory is its own: every part of a parallel run holds a whole world, and
+//! what that costs per thread is part of the figure. Runs a parallel run cannot take yet are refused before
+//! anything runs.
 
-use crate::bench::Scenario;
+use crate::bench::{wait_or_stop, Scenario};
+use serde::{Deserialize, Serialize};
+use std::process::{Command, Stdio};
 use std::time::Instant;
 use tailsim::sim::StopReason;
 
@@ -12,7 +17,21 @@ pub enum Ended {
     Interrupted,
 }
 
-/// What must agree between thread counts: everything the summary counts (not wall time or memory).
+/// One thread count's run, as its child process reports it.
+#[derive(Serialize, Deserialize)]
+struct Row {
+    threads: usize,
+    wall_seconds: f64,
+    windows: u64,
+    handovers: u64,
+    events: u64,
+    packet_hops: u64,
+    /// The process's peak resident memory, bytes (None where the system does not say).
+    peak_bytes: Option<u64>,
+    /// What must agree between thread counts: everything the summary counts (not wall time or memory).
+    counted: serde_json::Value,
+}
+
 fn counted(s: &tailsim::run::Summary) -> serde_json::Value {
     let mut v = serde_json::to_value(s).unwrap_or_default();
     if let Some(m) = v.as_object_mut() {
@@ -23,20 +42,80 @@ fn counted(s: &tailsim::run::Summary) -> serde_json::Value {
     v
 }
 
+/// Run the scenario once on `n` threads in this process; None if interrupted.
+fn measure(sc: &Scenario, n: usize, stop_asked: &mut dyn FnMut() -> bool) -> Result<Option<Row>, String> {
+    let mut e = sc.load()?;
+    let others = (1..n).map(|_| sc.load()).collect::<Result<Vec<_>, _>>()?;
+    let t0 = Instant::now();
+    let (s, windows, handovers) = if n == 1 {
+        (e.run_interruptible(&mut |_| !stop_asked())?, 0, 0)
+    } else {
+        let (s, par) = e.run_parallel(others, true, &mut |_| !stop_asked())?;
+        (s, par.windows, par.handed_over)
+    };
+    let wall_seconds = t0.elapsed().as_secs_f64();
+    if s.stop_reason == StopReason::Interrupted {
+        return Ok(None);
+    }
+    Ok(Some(Row {
+        threads: n,
+        wall_seconds,
+        windows,
+        handovers,
+        events: s.events,
+        packet_hops: s.packet_hops,
+        peak_bytes: s.peak_memory_bytes,
+        counted: counted(&s),
+    }))
+}
+
+/// Run the scenario on `n` threads in a child process of this program; None if interrupted.
+fn measure_apart(
+    sc: &Scenario,
+    time: &Option<String>,
+    n: usize,
+    self_cmd: &[String],
+    stop_asked: &mut dyn FnMut() -> bool,
+) -> Result<Option<Row>, String> {
+    let (exe, pre) = self_cmd.split_first().ok_or("no command to start the benchmark with")?;
+    let mut cmd = Command::new(exe);
+    cmd.args(pre).args(["bench", "--in-process", "--row-json", "--scenario", &sc.name, "--threads", &n.to_string()]);
+    if let Some(t) = time {
+        cmd.args(["--time", t]);
+    }
+    let child =
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| format!("cannot start {exe}: {e}"))?;
+    let Some(out) = wait_or_stop(child, stop_asked).map_err(|e| format!("{n} threads: {e}"))? else {
+        return Ok(None);
+    };
+    if out.status.code() == Some(i32::from(crate::INTERRUPTED)) {
+        return Ok(None);
+    }
+    if !out.status.success() {
+        return Err(format!("{n} threads failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(text.trim()).map(Some).map_err(|e| format!("{n} threads: unreadable report ({e}): {text}"))
+}
+
 pub fn main(
     scenario: Option<String>,
     time: Option<String>,
     threads: &[usize],
+    in_process: bool,
+    row_json: bool,
+    self_cmd: &[String],
     stop_asked: &mut dyn FnMut() -> bool,
 ) -> Result<Ended, String> {
-    let sc = Scenario::find("--threads", scenario, time)?;
+    let sc = Scenario::find("--threads", scenario, time.clone())?;
     if threads.is_empty() || threads.contains(&0) {
         return Err("--threads: give thread counts of 1 or more, e.g. 1,2".into());
     }
-    let (name, load) = (&sc.name, || sc.load());
-    // Refusals first: a scenario a parallel run cannot take fails before anything runs.
-    if threads.iter().any(|&n| n > 1) {
-        let e = load()?;
+    let name = &sc.name;
+    // Refusals first: a scenario a parallel run cannot take fails before anything runs (in the parent: a
+    // child's peak memory is its run's alone).
+    if threads.iter().any(|&n| n > 1) && !row_json {
+        let e = sc.load()?;
         if let Some(why) = e.world.parallel_refusal(&e.stop) {
             return Err(format!("--threads: {name} cannot run on more than one thread yet: {why}"));
         }
@@ -44,8 +123,15 @@ pub fn main(
             e.parallel_cut(n).map_err(|why| format!("--threads {n}: {name}: {why}"))?;
         }
     }
+    if row_json {
+        // A child's report: one count, one line of JSON.
+        let [n] = threads else { return Err("--row-json takes one thread count".into()) };
+        let Some(row) = measure(&sc, *n, stop_asked)? else { return Ok(Ended::Interrupted) };
+        out!("{}", serde_json::to_string(&row).map_err(|e| e.to_string())?);
+        return Ok(Ended::Done);
+    }
     out!(
-        "{:<8} {:>9} {:>8} {:>10} {:>9} {:>10} {:>12} {:>13} {:>10}",
+        "{:<8} {:>9} {:>8} {:>10} {:>9} {:>10} {:>12} {:>13} {:>9} {:>10}",
         "threads",
         "wall s",
         "speedup",
@@ -54,48 +140,45 @@ pub fn main(
         "handovers",
         "events",
         "packet-hops",
+        "peak MB",
         "results"
     );
-    let mut serial: Option<(f64, serde_json::Value)> = None;
+    let mut first: Option<Row> = None;
     for &n in threads {
-        let mut e = load()?;
-        let others = (1..n).map(|_| load()).collect::<Result<Vec<_>, _>>()?;
-        let t0 = Instant::now();
-        let (s, windows, handed) = if n == 1 {
-            (e.run_interruptible(&mut |_| !stop_asked())?, 0, 0)
-        } else {
-            let (s, par) = e.run_parallel(others, true, &mut |_| !stop_asked())?;
-            (s, par.windows, par.handed_over)
-        };
-        let wall = t0.elapsed().as_secs_f64();
-        if s.stop_reason == StopReason::Interrupted {
-            return Ok(Ended::Interrupted);
-        }
-        let c = counted(&s);
-        let base = serial.get_or_insert_with(|| (wall, c.clone()));
+        let row =
+            if in_process { measure(&sc, n, stop_asked)? } else { measure_apart(&sc, &time, n, self_cmd, stop_asked)? };
+        let Some(row) = row else { return Ok(Ended::Interrupted) };
+        let base = first.get_or_insert_with(|| Row { counted: row.counted.clone(), ..row });
         let same = if n == 1 && threads[0] == 1 {
             "serial"
-        } else if base.1 == c {
+        } else if base.counted == row.counted {
             "identical"
         } else {
             "DIFFER"
         };
+        // In one process the peak is the whole sequence's so far, not this count's.
+        let peak = match row.peak_bytes {
+            Some(b) if !in_process => format!("{:.1}", b as f64 / 1e6),
+            _ => "-".into(),
+        };
         out!(
-            "{:<8} {:>9.2} {:>7.2}x {:>9.0}% {:>9} {:>10} {:>12} {:>13} {:>10}",
+            "{:<8} {:>9.2} {:>7.2}x {:>9.0}% {:>9} {:>10} {:>12} {:>13} {:>9} {:>10}",
             n,
-            wall,
-            base.0 / wall,
-            100.0 * base.0 / wall / n as f64,
-            windows,
-            handed,
-            s.events,
-            s.packet_hops,
+            row.wall_seconds,
+            base.wall_seconds / row.wall_seconds,
+            100.0 * base.wall_seconds / row.wall_seconds / n as f64,
+            row.windows,
+            row.handovers,
+            row.events,
+            row.packet_hops,
+            peak,
             same
         );
         if same == "DIFFER" {
             return Err(format!("{n} threads gave other results than the first run: a parallel run must not"));
         }
     }
-    out!("(speedup and efficiency against the first count given; give 1 first to compare with the serial engine)");
+    out!("(speedup and efficiency against the first count given; give 1 first to compare with the serial engine;");
+    out!(" peak MB: each count's own process, loading included: every part holds a whole world)");
     Ok(Ended::Done)
 }

@@ -93,6 +93,34 @@ fn marked(mark: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// `tailsim bench --threads` runs each thread count in a child process: a signal to the parent alone stops
+/// both, with exit 130 and one line.
+#[test]
+fn a_signal_stops_bench_threads_and_its_count_process() {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let mark = format!("bench-threads-{}", std::process::id());
+    let child = Command::new(env!("CARGO_BIN_EXE_tailsim"))
+        .args(["bench", "--scenario", "fattree1024-ws", "--time", "50ms", "--threads", "2,1"])
+        .env("TAILSIM_TEST_MARK", &mark)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(marked(&mark).len(), 2, "the bench and its count's process run");
+    let t0 = Instant::now();
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let res = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert_eq!(res.status.code(), Some(130), "{stderr}");
+    assert!(t0.elapsed() < Duration::from_secs(1), "took {:?}", t0.elapsed());
+    assert!(stderr.trim().lines().count() == 1 && stderr.contains("interrupted"), "{stderr}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(marked(&mark).is_empty(), "left {:?}", marked(&mark));
+}
+
 /// `tailsim bench` runs each scenario in a child process: a signal to the parent alone (as `kill` or a
 /// supervisor sends it) stops it within a second, with exit 130, one line and no scenario process left.
 #[test]

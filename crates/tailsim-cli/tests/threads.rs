@@ -64,6 +64,10 @@ fn same_files_for_every_thread_count(d: &Path, cfg: &Path) {
         let (ok, o, e) =
             tailsim(&["run", cfg.to_str().unwrap(), "--quiet", "--threads", n, "--out", out.to_str().unwrap()]);
         assert!(ok, "--threads {n}: {o}{e}");
+        // More threads than cores is allowed (same results) but said to be slower.
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        let warned = e.contains(&format!("warning: --threads {n} on {cores} cores"));
+        assert_eq!(warned, n.parse::<usize>().unwrap() > cores, "--threads {n}: {e}");
         dirs.push(out);
     }
     let mut files: Vec<_> = std::fs::read_dir(&dirs[0]).unwrap().map(|f| f.unwrap().file_name()).collect();
@@ -160,4 +164,7 @@ fn bench_threads_prints_one_row_per_count_with_the_same_results() {
     );
     assert_eq!(rows[0][6], rows[1][6], "the same events: {out}");
     assert!(rows[1][5].parse::<u64>().unwrap() > 0, "packets crossed: {out}");
+    // Each count in its own process: two whole worlds peak above one.
+    let peak = |r: &Vec<&str>| r[8].parse::<f64>().unwrap_or_else(|_| panic!("peak MB: {out}"));
+    assert!(peak(&rows[1]) > peak(&rows[0]) && peak(&rows[0]) > 0.0, "{out}");
 }
