@@ -93,32 +93,29 @@ fn marked(mark: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// `tailsim bench --threads` runs each thread count in a child process: a signal to the parent alone stops
-/// both, with exit 130 and one line.
-#[test]
-fn a_signal_stops_bench_threads_and_its_count_process() {
-    if !cfg!(target_os = "linux") {
-        return;
-    }
-    let mark = format!("bench-threads-{}", std::process::id());
+/// Start `tailsim args` with `mark` in its environment, wait `settle`, check it runs with one child process
+/// (a bench's scenario or thread count), send it `signal`, and check that it and its child stop within a
+/// second, with exit 130 and one line on stderr.
+fn signal_stops_bench_and_its_child(args: &[&str], settle: Duration, signal: &str) {
+    let mark = format!("bench-{signal}-{}-{}", args.len(), std::process::id());
     let child = Command::new(env!("CARGO_BIN_EXE_tailsim"))
-        .args(["bench", "--scenario", "fattree1024-ws", "--time", "50ms", "--threads", "2,1"])
+        .args(args)
         .env("TAILSIM_TEST_MARK", &mark)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    assert_eq!(marked(&mark).len(), 2, "the bench and its count's process run");
+    std::thread::sleep(settle);
+    assert_eq!(marked(&mark).len(), 2, "{args:?}: the bench and its child process run");
     let t0 = Instant::now();
-    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    assert!(Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status().unwrap().success());
     let res = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&res.stderr);
-    assert_eq!(res.status.code(), Some(130), "{stderr}");
-    assert!(t0.elapsed() < Duration::from_secs(1), "took {:?}", t0.elapsed());
+    assert_eq!(res.status.code(), Some(130), "{args:?} {signal}: {stderr}");
+    assert!(t0.elapsed() < Duration::from_secs(1), "{args:?} {signal}: took {:?}", t0.elapsed());
     assert!(stderr.trim().lines().count() == 1 && stderr.contains("interrupted"), "{stderr}");
     std::thread::sleep(Duration::from_millis(200));
-    assert!(marked(&mark).is_empty(), "left {:?}", marked(&mark));
+    assert!(marked(&mark).is_empty(), "{args:?} {signal}: left {:?}", marked(&mark));
 }
 
 /// `tailsim bench` runs each scenario in a child process: a signal to the parent alone (as `kill` or a
@@ -129,28 +126,16 @@ fn a_signal_stops_bench_and_its_scenario_process() {
         return;
     }
     for signal in ["INT", "TERM"] {
-        let mark = format!("bench-{signal}-{}", std::process::id());
-        let child = Command::new(env!("CARGO_BIN_EXE_tailsim"))
-            .args(["bench", "--scenario", "flows-1m"])
-            .env("TAILSIM_TEST_MARK", &mark)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(700));
-        assert_eq!(marked(&mark).len(), 2, "the bench and its scenario process run");
-        let t0 = Instant::now();
-        assert!(Command::new("kill")
-            .args([&format!("-{signal}"), &child.id().to_string()])
-            .status()
-            .unwrap()
-            .success());
-        let res = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&res.stderr);
-        assert_eq!(res.status.code(), Some(130), "{signal}: {stderr}");
-        assert!(t0.elapsed() < Duration::from_secs(1), "{signal}: took {:?}", t0.elapsed());
-        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-        std::thread::sleep(Duration::from_millis(200));
-        assert!(marked(&mark).is_empty(), "{signal}: left {:?}", marked(&mark));
+        signal_stops_bench_and_its_child(&["bench", "--scenario", "flows-1m"], Duration::from_millis(700), signal);
     }
+}
+
+/// `tailsim bench --threads` runs each thread count in a child process: the same.
+#[test]
+fn a_signal_stops_bench_threads_and_its_count_process() {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let args = ["bench", "--scenario", "fattree1024-ws", "--time", "50ms", "--threads", "2,1"];
+    signal_stops_bench_and_its_child(&args, Duration::from_millis(1500), "INT");
 }
