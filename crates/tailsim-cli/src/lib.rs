@@ -377,7 +377,7 @@ fn run(
         exp.parallel_cut(threads).map_err(|e| format!("--threads {threads}: {}: {e}", config.display()))?;
         let world = tailsim::run::resident_memory_bytes().zip(before).map_or(0, |(a, b)| a.saturating_sub(b));
         tailsim::run::check_parallel_memory(threads, world).map_err(|e| format!("--threads {threads}: {e}"))?;
-        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        let cores = tailsim::engine::cores();
         if threads > cores {
             eprintln!(
                 "warning: --threads {threads} on {cores} cores: parts will wait for a core at every window, slower \

@@ -46,7 +46,7 @@ impl MinBarrier {
             arrived: AtomicUsize::new(0),
             round: AtomicUsize::new(0),
             slots: [slots(), slots()],
-            spins: if n > std::thread::available_parallelism().map_or(1, |c| c.get()) { 0 } else { SPINS },
+            spins: if n > cores() { 0 } else { SPINS },
             sleepers: AtomicUsize::new(0),
             lock: Mutex::new(()),
             wake: Condvar::new(),
@@ -90,11 +90,16 @@ impl MinBarrier {
     }
 }
 
+/// The cores this process may run on (1 when the system does not say): how many threads of a parallel run
+/// can run at once.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |c| c.get())
+}
+
 /// Seconds per meeting of `threads` threads over `rounds` rounds on this machine (None: fewer cores than
 /// threads, where spinning would measure the scheduler instead).
 pub fn measure_meeting(threads: usize, rounds: u64) -> Option<f64> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if threads < 2 || threads > cores {
+    if threads < 2 || threads > cores() {
         return None;
     }
     let b = MinBarrier::new(threads);

@@ -9,7 +9,7 @@ mod queue;
 mod rng;
 mod slab;
 
-pub use barrier::{measure_meeting, MinBarrier};
+pub use barrier::{cores, measure_meeting, MinBarrier};
 pub use hugepages::HugePageAlloc;
 pub use pipe::Pipe;
 pub use prefetch::{last_level_cache_bytes, prefetch, prefetch_lines};
