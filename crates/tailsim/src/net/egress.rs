@@ -143,6 +143,9 @@ impl Network {
 
     /// Start serializing the next packet of an idle port: a control frame if one waits, else the queue's next
     /// packet of a class that is not paused.
+    // Always inlined, into admission and the end of a serialization: out of line, its call saved and restored
+    // registers around every packet's start (callgrind: −1.8 to −2.1 % of all instructions in line).
+    #[inline(always)]
     pub(super) fn start_tx(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) {
         let pt = &mut self.ports[port.idx()];
         // One test for every reason to leave the fast path.

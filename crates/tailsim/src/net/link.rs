@@ -70,6 +70,10 @@ impl Network {
     }
 
     /// The head of a link's wire arrives at the far end. Returns a delivery when it reached a host.
+    // Always inlined, into the run loop's dispatch: out of line, the call saved and restored registers at
+    // every packet-hop (callgrind: −3.4 to −4.2 % of all instructions in line, and 1–4 % more packet-hops
+    // per second; the end of a serialization in line too was +0.4 %).
+    #[inline(always)]
     pub fn on_wire_arrival(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) -> Delivery {
         let pt = &mut self.ports[port.idx()];
         let (id, next) = pt.wire.pop();
