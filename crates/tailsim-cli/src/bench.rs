@@ -309,14 +309,32 @@ pub fn main(
 
 /// Wait for a scenario's process, polling for Ctrl-C: if the user asks to stop, the child is killed (it
 /// may not have seen the signal: a SIGTERM or a `kill` reaches only this process) and None returned.
+///
+/// Its output is read while it runs, a thread for each pipe: a child whose report outgrows the pipe's buffer
+/// (64 KiB; `bench --threads`'s report of `fattree5488-cbr` holds every host's sink) would otherwise block
+/// on its write while this waited for it to end, for good.
 pub(crate) fn wait_or_stop(mut child: Child, stop_asked: &mut dyn FnMut() -> bool) -> std::io::Result<Option<Output>> {
+    fn drain(pipe: Option<impl std::io::Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                // A read error ends the output there; the exit status still tells what happened.
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    }
+    let (out, err) = (drain(child.stdout.take()), drain(child.stderr.take()));
+    let collect = |h: std::thread::JoinHandle<Vec<u8>>| h.join().unwrap_or_default();
     loop {
-        if child.try_wait()?.is_some() {
-            return child.wait_with_output().map(Some);
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(Output { status, stdout: collect(out), stderr: collect(err) }));
         }
         if stop_asked() {
             let _ = child.kill();
             let _ = child.wait();
+            // The pipes close with the child: the readers end.
+            let _ = (collect(out), collect(err));
             return Ok(None);
         }
         std::thread::sleep(Duration::from_millis(50));

@@ -168,3 +168,61 @@ fn bench_threads_prints_one_row_per_count_with_the_same_results() {
     let peak = |r: &Vec<&str>| r[8].parse::<f64>().unwrap_or_else(|_| panic!("peak MB: {out}"));
     assert!(peak(&rows[1]) > peak(&rows[0]) && peak(&rows[0]) > 0.0, "{out}");
 }
+
+/// Every bench scenario, briefly, on one thread and two: the same results (`bench --threads` compares the
+/// summaries), packets crossing between the parts, and no hang. Scenarios are taken from `bench --list`, so a
+/// new one is covered as it is added. (`fattree5488-cbr`'s report outgrew the pipe to the parent, which
+/// waited for its child without reading: it hung until the parent read while waiting.)
+#[test]
+fn bench_threads_gives_the_serial_results_on_every_scenario() {
+    let (ok, list, err) = tailsim(&["bench", "--list"]);
+    assert!(ok, "{err}");
+    let names: Vec<&str> = list.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert!(names.len() >= 19, "{list}");
+    let d = scratch("every-scenario");
+    for name in names {
+        // Long enough for packets to cross a cut, short enough for CI (under a second each).
+        let time = match name {
+            "fattree5488-cbr" | "fattree5488-perm-ndp" | "fabric-6144" => "5us",
+            "htsim-p2-1024" => "20us",
+            "detail-128-alltoall" | "burstradar-cache" => "2ms",
+            "sqr-websearch" => "3ms",
+            _ => "100us",
+        };
+        let (out_path, err_path) = (d.join(format!("{name}.out")), d.join(format!("{name}.err")));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tailsim"))
+            .args(["bench", "--scenario", name, "--time", time, "--threads", "1,2"])
+            .stdout(std::fs::File::create(&out_path).unwrap())
+            .stderr(std::fs::File::create(&err_path).unwrap())
+            .spawn()
+            .unwrap();
+        // A watchdog: a hang fails this test instead of holding CI until its timeout.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("bench --threads 1,2 of {name} ({time}) did not end within 120 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let out = std::fs::read_to_string(&out_path).unwrap();
+        let err = std::fs::read_to_string(&err_path).unwrap();
+        assert!(status.success(), "{name}: {out}{err}");
+        let rows: Vec<Vec<&str>> = out
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .filter(|w| w.first().is_some_and(|c| c.parse::<usize>().is_ok()))
+            .collect();
+        assert_eq!(
+            rows.iter().map(|r| (r[0], *r.last().unwrap())).collect::<Vec<_>>(),
+            [("1", "serial"), ("2", "identical")],
+            "{name}: {out}"
+        );
+        assert!(rows[1][5].parse::<u64>().unwrap() > 0, "{name}: packets crossed: {out}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
