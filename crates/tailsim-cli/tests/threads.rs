@@ -171,8 +171,8 @@ fn bench_threads_prints_one_row_per_count_with_the_same_results() {
 
 /// Every bench scenario, briefly, on one thread and two: the same results (`bench --threads` compares the
 /// summaries), packets crossing between the parts, and no hang. Scenarios are taken from `bench --list`, so a
-/// new one is covered as it is added. (`fattree5488-cbr`'s report outgrew the pipe to the parent, which
-/// waited for its child without reading: it hung until the parent read while waiting.)
+/// new one is covered as it is added. (A child's report larger than the pipe's buffer, `fattree5488-cbr`'s,
+/// once hung the parent, which waited for the child without reading its output.)
 #[test]
 fn bench_threads_gives_the_serial_results_on_every_scenario() {
     let (ok, list, err) = tailsim(&["bench", "--list"]);
