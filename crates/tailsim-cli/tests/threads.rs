@@ -149,10 +149,9 @@ fn what_a_parallel_run_cannot_take_is_an_error_before_anything_runs() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-#[test]
-fn bench_threads_prints_one_row_per_count_with_the_same_results() {
-    let (ok, out, err) = tailsim(&["bench", "--scenario", "fattree1024-cbr", "--time", "10us", "--threads", "1,2"]);
-    assert!(ok, "{out}{err}");
+/// The rows of `bench --threads 1,2`'s table (one per thread count, split into columns), checked: the serial
+/// run, then two threads with identical results, packets having crossed between the parts.
+fn serial_then_identical<'a>(out: &'a str, name: &str) -> Vec<Vec<&'a str>> {
     let rows: Vec<Vec<&str>> = out
         .lines()
         .map(|l| l.split_whitespace().collect::<Vec<_>>())
@@ -160,10 +159,19 @@ fn bench_threads_prints_one_row_per_count_with_the_same_results() {
         .collect();
     assert_eq!(
         rows.iter().map(|r| (r[0], *r.last().unwrap())).collect::<Vec<_>>(),
-        [("1", "serial"), ("2", "identical")]
+        [("1", "serial"), ("2", "identical")],
+        "{name}: {out}"
     );
+    assert!(rows[1][5].parse::<u64>().unwrap() > 0, "{name}: packets crossed: {out}");
+    rows
+}
+
+#[test]
+fn bench_threads_prints_one_row_per_count_with_the_same_results() {
+    let (ok, out, err) = tailsim(&["bench", "--scenario", "fattree1024-cbr", "--time", "10us", "--threads", "1,2"]);
+    assert!(ok, "{out}{err}");
+    let rows = serial_then_identical(&out, "fattree1024-cbr");
     assert_eq!(rows[0][6], rows[1][6], "the same events: {out}");
-    assert!(rows[1][5].parse::<u64>().unwrap() > 0, "packets crossed: {out}");
     // Each count in its own process: two whole worlds peak above one.
     let peak = |r: &Vec<&str>| r[8].parse::<f64>().unwrap_or_else(|_| panic!("peak MB: {out}"));
     assert!(peak(&rows[1]) > peak(&rows[0]) && peak(&rows[0]) > 0.0, "{out}");
@@ -212,17 +220,7 @@ fn bench_threads_gives_the_serial_results_on_every_scenario() {
         let out = std::fs::read_to_string(&out_path).unwrap();
         let err = std::fs::read_to_string(&err_path).unwrap();
         assert!(status.success(), "{name}: {out}{err}");
-        let rows: Vec<Vec<&str>> = out
-            .lines()
-            .map(|l| l.split_whitespace().collect::<Vec<_>>())
-            .filter(|w| w.first().is_some_and(|c| c.parse::<usize>().is_ok()))
-            .collect();
-        assert_eq!(
-            rows.iter().map(|r| (r[0], *r.last().unwrap())).collect::<Vec<_>>(),
-            [("1", "serial"), ("2", "identical")],
-            "{name}: {out}"
-        );
-        assert!(rows[1][5].parse::<u64>().unwrap() > 0, "{name}: packets crossed: {out}");
+        serial_then_identical(&out, name);
     }
     let _ = std::fs::remove_dir_all(&d);
 }
