@@ -246,28 +246,12 @@ pub fn main(
             "peak MB",
             "sim MB"
         );
-        let (exe, pre) = self_cmd.split_first().ok_or("no command to start the benchmark with")?;
         for s in chosen {
-            let mut cmd = Command::new(exe);
-            cmd.args(pre).args(["bench", "--in-process", "--scenario", s.0]);
-            if let Some(t) = &time {
-                cmd.args(["--time", t]);
-            }
-            let child = cmd
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| format!("cannot start {exe}: {e}"))?;
-            let Some(out) = wait_or_stop(child, stop_asked).map_err(|e| format!("scenario {}: {e}", s.0))? else {
+            let what = format!("scenario {}", s.0);
+            let Some(out) = bench_apart(self_cmd, &["--scenario", s.0], &time, &what, stop_asked)? else {
                 return Ok(Ended::Interrupted);
             };
-            if out.status.code() == Some(i32::from(crate::INTERRUPTED)) {
-                return Ok(Ended::Interrupted);
-            }
-            if !out.status.success() {
-                return Err(format!("scenario {} failed: {}", s.0, String::from_utf8_lossy(&out.stderr)));
-            }
-            out_raw!("{}", String::from_utf8_lossy(&out.stdout));
+            out_raw!("{out}");
         }
         return Ok(Ended::Done);
     }
@@ -307,13 +291,44 @@ pub fn main(
     Ok(Ended::Done)
 }
 
+/// Run `bench --in-process` with `args` (and `--time`, if given) in a child process of this program
+/// (`self_cmd`), so that its peak memory is its own, and return what it printed; None if it was interrupted
+/// (a Ctrl-C here, or its own exit code saying so). `what` names the run in errors; a failed run's error is
+/// its standard error.
+pub(crate) fn bench_apart(
+    self_cmd: &[String],
+    args: &[&str],
+    time: &Option<String>,
+    what: &str,
+    stop_asked: &mut dyn FnMut() -> bool,
+) -> Result<Option<String>, String> {
+    let (exe, pre) = self_cmd.split_first().ok_or("no command to start the benchmark with")?;
+    let mut cmd = Command::new(exe);
+    cmd.args(pre).args(["bench", "--in-process"]).args(args);
+    if let Some(t) = time {
+        cmd.args(["--time", t]);
+    }
+    let child =
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| format!("cannot start {exe}: {e}"))?;
+    let Some(out) = wait_or_stop(child, stop_asked).map_err(|e| format!("{what}: {e}"))? else {
+        return Ok(None);
+    };
+    if out.status.code() == Some(i32::from(crate::INTERRUPTED)) {
+        return Ok(None);
+    }
+    if !out.status.success() {
+        return Err(format!("{what} failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    Ok(Some(String::from_utf8_lossy(&out.stdout).into_owned()))
+}
+
 /// Wait for a scenario's process, polling for Ctrl-C: if the user asks to stop, the child is killed (it
 /// may not have seen the signal: a SIGTERM or a `kill` reaches only this process) and None returned.
 ///
 /// Its output is read while it runs, a thread for each pipe: a child whose report outgrows the pipe's buffer
 /// (64 KiB; `bench --threads`'s report of `fattree5488-cbr` holds every host's sink) would otherwise block
 /// on its write while this waited for it to end, for good.
-pub(crate) fn wait_or_stop(mut child: Child, stop_asked: &mut dyn FnMut() -> bool) -> std::io::Result<Option<Output>> {
+fn wait_or_stop(mut child: Child, stop_asked: &mut dyn FnMut() -> bool) -> std::io::Result<Option<Output>> {
     fn drain(pipe: Option<impl std::io::Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
         std::thread::spawn(move || {
             let mut buf = Vec::new();

@@ -5,9 +5,8 @@
 //! what that costs per thread is part of the figure. Runs a parallel run cannot take yet are refused before
 //! anything runs.
 
-use crate::bench::{wait_or_stop, Scenario};
+use crate::bench::{bench_apart, Scenario};
 use serde::{Deserialize, Serialize};
-use std::process::{Command, Stdio};
 use std::time::Instant;
 use tailsim::sim::StopReason;
 
@@ -77,25 +76,10 @@ fn measure_apart(
     self_cmd: &[String],
     stop_asked: &mut dyn FnMut() -> bool,
 ) -> Result<Option<Row>, String> {
-    let (exe, pre) = self_cmd.split_first().ok_or("no command to start the benchmark with")?;
-    let mut cmd = Command::new(exe);
-    cmd.args(pre).args(["bench", "--in-process", "--row-json", "--scenario", &sc.name, "--threads", &n.to_string()]);
-    if let Some(t) = time {
-        cmd.args(["--time", t]);
-    }
-    let child =
-        cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| format!("cannot start {exe}: {e}"))?;
-    let Some(out) = wait_or_stop(child, stop_asked).map_err(|e| format!("{n} threads: {e}"))? else {
-        return Ok(None);
-    };
-    if out.status.code() == Some(i32::from(crate::INTERRUPTED)) {
-        return Ok(None);
-    }
-    if !out.status.success() {
-        return Err(format!("{n} threads failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    serde_json::from_str(text.trim()).map(Some).map_err(|e| format!("{n} threads: unreadable report ({e}): {text}"))
+    let args = ["--row-json", "--scenario", &sc.name, "--threads", &n.to_string()];
+    let what = format!("{n} threads");
+    let Some(text) = bench_apart(self_cmd, &args, time, &what, stop_asked)? else { return Ok(None) };
+    serde_json::from_str(text.trim()).map(Some).map_err(|e| format!("{what}: unreadable report ({e}): {text}"))
 }
 
 pub fn main(
