@@ -83,10 +83,14 @@ pub const FIRST_SEQ: u64 = 1 << (SEQ_BITS - 1);
 /// Bits of an arrival's tie: every port number fits (`PortId` is 32 bits), below `FIRST_SEQ`.
 const ARRIVAL_BITS: u32 = 32;
 const _: () = assert!(ARRIVAL_BITS < SEQ_BITS - 1);
+/// The ties of ends of serialization (`Event::TxDone`): after every arrival's, their port's number with bits
+/// flipped (as an arrival's, `start_tie`) above this.
+const START_TIE: u64 = 1 << ARRIVAL_BITS;
 /// The ties of messages between hosts (`schedule_message`) and of broadcasts (`schedule_broadcast`): after
-/// every arrival's, before every other event's, their own key (a flow's id) above this, times four, plus
-/// their kind (`Word`), so that words of different kinds about one flow never tie.
-const MESSAGE_TIE: u64 = 1 << ARRIVAL_BITS;
+/// every arrival's and end of serialization's, before every other event's, their own key (a flow's id)
+/// above this, times four, plus their kind (`Word`), so that words of different kinds about one flow never
+/// tie.
+const MESSAGE_TIE: u64 = START_TIE << 1;
 
 /// What a message or broadcast says, the low bits of its tie.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,7 +107,7 @@ pub enum Word {
 pub const EVERY_PART: u32 = u32::MAX;
 
 fn word_tie(key: u64, word: Word) -> u64 {
-    assert!(key < (FIRST_SEQ - MESSAGE_TIE) / 4, "a message's key is below (2^53 - 2^32) / 4");
+    assert!(key < (FIRST_SEQ - MESSAGE_TIE) / 4, "a message's key is below (2^53 - 2^33) / 4");
     MESSAGE_TIE + key * 4 + word as u64
 }
 
@@ -123,11 +127,12 @@ const WORDS: usize = BUCKETS / 64;
 /// The event queue: a calendar of 1 ns buckets for the next 4 µs, and a 4-ary heap for later events.
 ///
 /// Ties in time: the arrivals of packets at the far ends of their links first (their ports in an order that
-/// a hash of the time shuffles: `arrival_tie`); then every other event in the order it was scheduled. Every
-/// event's key is its time and a *tie* (54 bits): a wire's arrival has its port's number with bits flipped,
-/// any other event a sequence number from 2^53 up. So a run is a pure
-/// function of its configuration and seed, and the order is exactly the heap's alone (tests compare them on
-/// random interleavings).
+/// a hash of the time shuffles: `arrival_tie`); then the ends of serialization (`TxDone`, their ports in such
+/// an order too: `start_tie`); then messages between hosts; then every other event in the order it was
+/// scheduled. Every event's key is its time and a *tie* (54 bits): a wire's arrival has its port's number
+/// with bits flipped, an end of serialization 2^32 plus that, any other event a sequence number from 2^53
+/// up. So a run is a pure function of its configuration and seed, and the order is exactly the heap's alone
+/// (tests compare them on random interleavings).
 ///
 /// Why arrivals apart: a run cut into parts that run in parallel (docs/parallel.md) must order each
 /// part's events as the serial run does. Every event but a wire's arrival is scheduled by a handler at the
@@ -137,6 +142,11 @@ const WORDS: usize = BUCKETS / 64;
 /// scheduled. Insertion order stays for the rest: a partition-independent key for every event cost 2.6–6.3 %
 /// of all instructions, because a bucket then no longer comes out of its blocks in order (the branch
 /// `issue24-tie-key`, docs/parallel.md).
+///
+/// Why ends of serialization apart: a port whose queue still holds packets when one starts does not
+/// schedule the end of that serialization; whatever touches the port next (its wire's next arrival, a
+/// packet joining its queue) first starts what should have started by then (net/lazy.rs). That end must
+/// have a place among simultaneous events that does not depend on when it would have been scheduled.
 ///
 /// Why: a packet-hop schedules its end of serialization 0.1–1.2 µs ahead and its arrival about a
 /// propagation delay ahead, so nearly every event falls inside the horizon. Pushing one appends it to its
@@ -293,6 +303,7 @@ impl EventQueue {
         // The event is known where this is inlined: the match folds away.
         let tie = match ev {
             Event::WireArrival(p) => arrival_tie(at, p),
+            Event::TxDone(p) => start_tie(at, p),
             _ => {
                 self.seq += 1;
                 self.seq - 1
@@ -647,6 +658,13 @@ fn arrival_tie(at: Time, p: PortId) -> u64 {
     (p.0 as u64) ^ flip
 }
 
+/// The tie of the end of a serialization at port `p` at `at`: after every arrival's, before every message's
+/// and other event's; among themselves, ordered as arrivals are.
+#[inline(always)]
+pub fn start_tie(at: Time, p: PortId) -> u64 {
+    START_TIE | arrival_tie(at, p)
+}
+
 /// Insert into a vector sorted descending by key.
 #[cold]
 #[inline(never)]
@@ -744,19 +762,24 @@ mod tests {
     use super::*;
     #[test]
     fn wire_arrivals_come_first_at_an_instant_whenever_scheduled() {
-        // The same events scheduled in two orders, as two parts of a parallel run might hand them over:
-        // the arrivals come first, in one order; the rest in the order they were scheduled.
+        // The same events scheduled in two orders, as two parts of a parallel run might hand them over (or
+        // a port that leaves its end of serialization unscheduled, net/lazy.rs): the arrivals come first, in
+        // one order, then the ends of serialization, in one order, then the rest.
         let run = |arrivals_late: bool| {
             let mut q = EventQueue::new();
             let arrivals = |q: &mut EventQueue| {
                 q.schedule(Time(5), Event::WireArrival(PortId(9)));
                 q.schedule(Time(5), Event::WireArrival(PortId(2)));
             };
+            q.schedule(Time(5), Event::Arrival(7));
             if !arrivals_late {
                 arrivals(&mut q);
+                q.schedule(Time(5), Event::TxDone(PortId(4)));
+                q.schedule(Time(5), Event::TxDone(PortId(1)));
+            } else {
+                q.schedule(Time(5), Event::TxDone(PortId(1)));
+                q.schedule(Time(5), Event::TxDone(PortId(4)));
             }
-            q.schedule(Time(5), Event::TxDone(PortId(4)));
-            q.schedule(Time(5), Event::TxDone(PortId(1)));
             q.schedule(Time(4), Event::HostTx(NodeId(0)));
             if arrivals_late {
                 assert_eq!(q.pop(), Some((Time(4), Event::HostTx(NodeId(0)))));
@@ -769,7 +792,8 @@ mod tests {
         let (early, late) = (run(false), run(true));
         assert_eq!(early, late);
         assert!(matches!(early[..2], [Event::WireArrival(_), Event::WireArrival(_)]), "{early:?}");
-        assert_eq!(early[2..], [Event::TxDone(PortId(4)), Event::TxDone(PortId(1))]);
+        assert!(matches!(early[2..4], [Event::TxDone(_), Event::TxDone(_)]), "{early:?}");
+        assert_eq!(early[4..], [Event::Arrival(7)], "scheduled first, after every arrival and end of serialization");
     }
     #[test]
     fn simultaneous_arrivals_change_order_from_instant_to_instant() {
