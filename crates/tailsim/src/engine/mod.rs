@@ -13,6 +13,6 @@ pub use barrier::{cores, measure_meeting, MinBarrier};
 pub use hugepages::HugePageAlloc;
 pub use pipe::Pipe;
 pub use prefetch::{last_level_cache_bytes, prefetch, prefetch_lines};
-pub use queue::{Event, EventQueue, Held, Message, Next, TimerKind, Word, EVERY_PART, FIRST_SEQ};
+pub use queue::{start_tie, Event, EventQueue, Held, Message, Next, TimerKind, Word, EVERY_PART, FIRST_SEQ};
 pub use rng::{stream_seed, Rng};
 pub use slab::Slab;

@@ -187,6 +187,10 @@ pub struct EventQueue {
     far: Heap,
     seq: u64,
     popped: u64,
+    /// The tie of the event last taken (`current_tie`).
+    tie: u64,
+    /// Deferred ends of serialization caught up (`count_deferred`).
+    deferred: u64,
     /// Arrivals over cut links held until their window ends, as a parallel run hands them over
     /// (`World::run_handing_over`, sim/handover.rs); None in every other run.
     pub held: Option<Box<Held>>,
@@ -287,6 +291,8 @@ impl Default for EventQueue {
             far: Heap::default(),
             seq: FIRST_SEQ,
             popped: 0,
+            tie: 0,
+            deferred: 0,
             held: None,
         }
     }
@@ -486,6 +492,7 @@ impl EventQueue {
         }
         self.now.pop();
         self.popped += 1;
+        self.tie = e.key & SEQ_MASK;
         Next::Due(t, e.ev)
     }
     #[cold]
@@ -493,6 +500,7 @@ impl EventQueue {
     fn pop_early(&mut self) -> Option<(Time, Event)> {
         let e = self.early.pop()?;
         self.popped += 1;
+        self.tie = e.key as u64;
         Some((Time((e.key >> 64) as u64), e.ev))
     }
     /// Make the bucket of the next event current: its events sorted in `now`. None when there is no event.
@@ -589,6 +597,12 @@ impl EventQueue {
         }
         self.now.last().map(|e| e.key & SEQ_MASK)
     }
+    /// The tie of the event last taken: with its time, where it stands among simultaneous events (a deferred
+    /// end of serialization is due before it or not, net/lazy.rs).
+    #[inline(always)]
+    pub fn current_tie(&self) -> u64 {
+        self.tie
+    }
     /// The sequence number the next event scheduled (other than an arrival over a link) will have.
     pub fn next_seq(&self) -> u64 {
         self.seq
@@ -612,6 +626,16 @@ impl EventQueue {
     pub fn processed(&self) -> u64 {
         self.popped
     }
+    /// Count a deferred end of serialization, started without its event (net/lazy.rs), as processed: a run
+    /// reports the events of its model.
+    pub fn count_deferred(&mut self) {
+        self.popped += 1;
+        self.deferred += 1;
+    }
+    /// Of the events processed, the deferred ends of serialization (`count_deferred`).
+    pub fn deferred(&self) -> u64 {
+        self.deferred
+    }
     /// Count `n` more events as processed (a parallel run's merged world: every part's events).
     pub fn add_processed(&mut self, n: u64) {
         self.popped += n;
@@ -624,7 +648,7 @@ impl EventQueue {
     /// Keep only the pending events `keep` accepts, in their order (a part of a parallel run drops the other
     /// parts' events from a world built whole). Dropping is not processing.
     pub fn retain(&mut self, mut keep: impl FnMut(Event) -> bool) {
-        let popped = self.popped;
+        let (popped, deferred) = (self.popped, self.deferred);
         let mut kept = Vec::new();
         while let Some(tie) = self.next_tie() {
             let (t, e) = self.pop().expect("an event");
@@ -634,7 +658,7 @@ impl EventQueue {
         }
         let held = self.held.take();
         *self = EventQueue::new();
-        (self.held, self.popped) = (held, popped);
+        (self.held, self.popped, self.deferred) = (held, popped, deferred);
         for (t, e, tie) in kept {
             // A message keeps its tie; the others' ties are renumbered in the same order.
             if (MESSAGE_TIE..FIRST_SEQ).contains(&tie) {

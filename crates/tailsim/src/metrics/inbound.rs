@@ -61,6 +61,11 @@ impl Inbound {
         Inbound { downlink, rx: vec![Receiver::default(); n], heard: Vec::new(), since: Time::ZERO }
     }
 
+    /// The switch port that feeds host `h`, if any.
+    pub fn downlink(&self, h: NodeId) -> Option<PortId> {
+        self.downlink[h.idx()]
+    }
+
     fn busy(&self, net: &Network, h: usize, now: Time) -> Time {
         self.downlink[h].map_or(Time::ZERO, |p| net.ports[p.idx()].busy_through(now))
     }

@@ -30,6 +30,7 @@ impl Network {
     /// admission. Always inlined: a hook test in front of the out-of-line admission.
     #[inline(always)]
     pub fn enqueue(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId, id: PktId) {
+        self.catch_up(ev, pk, port, (now, ev.current_tie()));
         if self.ports[port.idx()].hooks.has(HookSet::ADMIT) {
             let verdict = self.each_mech(now, ev, pk, HookSet::ADMIT, |m, c| match m.on_admit(c, port, id) {
                 Admit::Queue => None,
@@ -134,9 +135,8 @@ impl Network {
             return;
         }
         if now < pt.busy_until {
-            pt.tx_pending = true;
-            ev.schedule(pt.busy_until, Event::TxDone(port));
-            return;
+            let at = pt.busy_until;
+            return Network::await_tx_end(pt, ev, port, at);
         }
         self.start_tx(now, ev, pk, port);
     }
@@ -204,8 +204,7 @@ impl Network {
             pt.stats.sent(size, tx);
             pt.onto_wire(ev, port, done + pt.delay, id);
             if nb > 0 {
-                pt.tx_pending = true;
-                ev.schedule(done, Event::TxDone(port));
+                Network::await_tx_end(pt, ev, port, done);
             }
             self.packet_hops += 1;
         } else {

@@ -75,6 +75,8 @@ impl Network {
     // per second; the end of a serialization in line too was +0.4 %).
     #[inline(always)]
     pub fn on_wire_arrival(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) -> Delivery {
+        // The port's deferred start, due before its wire's next packet arrives (net/lazy.rs).
+        self.catch_up(ev, pk, port, (now, ev.current_tie()));
         let pt = &mut self.ports[port.idx()];
         let (id, next) = pt.wire.pop();
         if let Some(t) = next {

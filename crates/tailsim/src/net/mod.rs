@@ -17,6 +17,7 @@
 pub mod egress;
 pub mod hooks;
 pub mod host;
+pub mod lazy;
 pub mod ledger;
 pub mod link;
 pub mod mech;
@@ -603,6 +604,7 @@ impl Network {
                     tx_start: Time::ZERO,
                     busy_until: Time::ZERO,
                     tx_pending: false,
+                    defer: port::Defer::Never,
                     paused: 0,
                     ctl: Default::default(),
                     wire: Pipe::default(),

@@ -92,6 +92,18 @@ impl PortStats {
     }
 }
 
+/// A port's deferral of its ends of serialization (net/lazy.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Defer {
+    /// Every end of serialization something waits for is an event.
+    Never,
+    /// The port may defer one; none is.
+    May,
+    /// The pending end of serialization at `busy_until` has no event: whatever touches the port first
+    /// starts what should have started by then.
+    Deferred,
+}
+
 /// What ECN compares a class's threshold K with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EcnMode {
@@ -117,8 +129,11 @@ pub struct Port {
     /// The transmitter is held by the slow path: a packet in `Network::tx_current` whose end of
     /// serialization (`TxDone`) decides its fate, or a `SERVE` hook's pass. See `busy_until` for the fast path.
     pub busy: bool,
-    /// A `TxDone` event is pending for this port (fast path: at `busy_until`).
+    /// A `TxDone` event is pending for this port (fast path: at `busy_until`), or deferred (`defer`).
     pub tx_pending: bool,
+    /// Whether this port may leave its end of serialization without an event in this run, and whether it
+    /// has (net/lazy.rs).
+    pub defer: Defer,
     /// Bit c set = class c paused by the peer (PFC).
     pub paused: u8,
     /// Compare K with the port's total queue rather than the class queue.
