@@ -1,7 +1,7 @@
 //! Stage: deferred ends of serialization. When a fast-path port starts a packet and its queue still holds
 //! more (net/egress.rs, `start_queued`), or a packet joins the queue of a port that is serializing, the
-//! transmitter's next start is due when that serialization ends. In a serial run without mechanisms that
-//! moment gets no event: whatever touches the port next first starts what should have started by then
+//! transmitter's next start is due when that serialization ends. In a run without mechanisms that moment
+//! gets no event (in a parallel run's part, on the links inside the part: sim/parallel.rs): whatever touches the port next first starts what should have started by then
 //! (`catch_up`): a packet joining its queue, or its wire's next arrival. The packet being serialized is on
 //! that wire until its serialization ends plus the link's delay, so one of the wire's arrivals always comes
 //! after the deferred start (links without delay never defer): the chain of a backlogged port's packets goes
@@ -39,12 +39,19 @@ impl Network {
     /// first). A port can when the network has no mechanisms, its link has a delay, and its node does not
     /// share a buffer among its ports.
     pub fn defer_starts(&mut self, on: bool) {
-        let on = on && self.mechs.is_empty();
+        self.defer_starts_where(|_| on);
+    }
+
+    /// `defer_starts`, for the ports `mine` accepts only (a part of a parallel run: the links inside it, not
+    /// those whose far end another part handles).
+    pub fn defer_starts_where(&mut self, mine: impl Fn(&Port) -> bool) {
+        let mechanisms = !self.mechs.is_empty();
         for i in 0..self.ports.len() {
             let node = self.ports[i].node;
             let shared = !self.is_host(node) && matches!(self.sw(node).buffer, BufferPolicy::Shared { .. });
             let pt = &mut self.ports[i];
-            pt.defer = if on && pt.delay > Time::ZERO && !shared { Defer::May } else { Defer::Never };
+            let can = !mechanisms && pt.delay > Time::ZERO && !shared && mine(pt);
+            pt.defer = if can { Defer::May } else { Defer::Never };
         }
     }
 

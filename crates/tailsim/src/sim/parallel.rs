@@ -467,6 +467,11 @@ impl<'a> Part<'a> {
         }
         w.ev.held = Some(Box::new(Held::new(crossing, cut.node_parts().to_vec())));
         w.own_ports = Some(w.net.ports.iter().map(|p| mine(p.node)).collect());
+        // The links inside the part may defer their ends of serialization (net/lazy.rs): their wires'
+        // arrivals, which catch them up, are this part's. Not a link to another part, whose arrivals are the
+        // other part's and whose wire is read at every window's end.
+        let defer = w.defer_starts;
+        w.net.defer_starts_where(|pt| defer && mine(pt.node) && mine(pt.peer));
         let hosts: Vec<bool> = (0..w.net.n_hosts()).map(|h| mine(NodeId(h as u32))).collect();
         w.transport.set_local(hosts.clone());
         w.local = Some(hosts);
@@ -577,14 +582,19 @@ impl<'a> Part<'a> {
 
     /// This part's state at the end of the run, as the serial run's would say it.
     fn end(&mut self, reason: StopReason, limit: Time) -> StopReason {
-        match reason {
+        let reason = match reason {
             StopReason::TimeLimit => {
                 self.w.now = limit;
                 reason
             }
             // Whether every flow finished is known once the parts are merged (`run_parallel`).
             r => r,
-        }
+        };
+        // The part's deferred ends of serialization, as `World::run` settles a serial run's.
+        let tie = if matches!(reason, StopReason::TimeLimit) { u64::MAX } else { self.w.ev.current_tie() };
+        let w = &mut *self.w;
+        w.net.settle_starts(&mut w.ev, &mut w.pk, (w.now, tie));
+        reason
     }
 
     /// Handle this part's events of [start, start + lookahead) up to `limit`, then take what crossed to other
