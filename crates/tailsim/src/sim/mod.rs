@@ -248,8 +248,9 @@ impl World {
     /// Run until a stop condition; `on_progress` is called about every 2^16 events and returns false to
     /// interrupt the run.
     pub fn run(&mut self, stop: StopAt, on_progress: &mut dyn FnMut(&Progress) -> bool) -> StopReason {
-        // Ports defer their ends of serialization only here: a part of a parallel run, or a run handing
-        // packets over, has cut links whose arrivals another part handles (net/lazy.rs).
+        // Ports defer their ends of serialization in a serial run (net/lazy.rs); a parallel run's part sets
+        // its inner links itself (sim/parallel.rs), a run handing packets over (whose cut links' arrivals are
+        // held) never defers.
         self.net.defer_starts(self.defer_starts && self.ev.held.is_none() && self.own_ports.is_none());
         let reason = self.run_events(stop, on_progress);
         // What the run's last event saw (or the whole of its last instant) stands; the rest become events.
