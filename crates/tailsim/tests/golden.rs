@@ -180,6 +180,14 @@ fn prefetching_the_whole_chain_changes_no_result() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Overrides giving the homa-144 fabric's links (which have no delay; its hosts' and switches' have) 100 ns.
+const LINKS_100NS: &[&str] = &["topology.edge_delay=\"100ns\"", "topology.core_delay=\"100ns\""];
+
+/// The scenario in `file` runs on the homa-144 fabric.
+fn on_homa_144(file: &str) -> bool {
+    std::fs::read_to_string(root().join(file)).unwrap().contains("homa-144")
+}
+
 /// Every scenario above run as a parallel run with every node a part of its own would hand its packets over
 /// (sim/handover.rs): an arrival over a link reaches the queue only when the window of the smallest link
 /// delay ends, later than the serial run scheduled it, and in reverse order. The results are the goldens
@@ -203,11 +211,10 @@ fn handing_packets_over_between_parts_changes_no_result() {
         assert!(h.windows > 100 && h.held > 100, "{file}: {h:?}");
         Ok((record(&e, &e.summary(h.reason, 0.0).unwrap()), h))
     };
-    const LINKS_100NS: &[&str] = &["topology.edge_delay=\"100ns\"", "topology.core_delay=\"100ns\""];
     // (scenario, what handing over gave, what a plain run gives)
     let mut cases = vec![];
     for (name, file, set) in SCENARIOS {
-        if std::fs::read_to_string(root().join(file)).unwrap().contains("homa-144") {
+        if on_homa_144(file) {
             let set = [*set, LINKS_100NS].concat();
             cases.push((*name, handing_over(file, &set, 1).unwrap(), run_scenario(file, &set)));
         } else {
@@ -276,14 +283,10 @@ fn deferring_ends_of_serialization_changes_no_result() {
     let mut failures = vec![];
     let mut cases: Vec<(&str, &[&str])> = SCENARIOS.iter().map(|(_, f, s)| (*f, *s)).collect();
     cases.extend(DEFERRAL_SCENARIOS.iter().copied());
-    const LINKS_100NS: &[&str] = &["topology.edge_delay=\"100ns\"", "topology.core_delay=\"100ns\""];
     for (file, set) in cases {
         // The homa-144 fabric's links have no delay: nothing there can defer (a wire's arrival would come
         // at the very end of the serialization it is to catch up).
-        let set = match std::fs::read_to_string(root().join(file)).unwrap().contains("homa-144") {
-            true => [set, LINKS_100NS].concat(),
-            false => set.to_vec(),
-        };
+        let set = if on_homa_144(file) { [set, LINKS_100NS].concat() } else { set.to_vec() };
         let (with, deferred) = run_deferring(file, &set, true);
         let (without, none) = run_deferring(file, &set, false);
         let events = with["record"]["events"].as_u64().unwrap();

@@ -1,8 +1,9 @@
 //! Stage: deferred ends of serialization. When a fast-path port starts a packet and its queue still holds
 //! more (net/egress.rs, `start_queued`), or a packet joins the queue of a port that is serializing, the
 //! transmitter's next start is due when that serialization ends. In a run without mechanisms that moment
-//! gets no event (in a parallel run's part, on the links inside the part: sim/parallel.rs): whatever touches the port next first starts what should have started by then
-//! (`catch_up`): a packet joining its queue, or its wire's next arrival. The packet being serialized is on
+//! gets no event (in a parallel run's part, on the links inside the part: sim/parallel.rs): whatever
+//! touches the port next first starts what should have started by then (`catch_up`): a packet joining its
+//! queue, or its wire's next arrival. The packet being serialized is on
 //! that wire until its serialization ends plus the link's delay, so one of the wire's arrivals always comes
 //! after the deferred start (links without delay never defer): the chain of a backlogged port's packets goes
 //! on without its ends of serialization ever being events.

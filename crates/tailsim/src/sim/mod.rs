@@ -253,10 +253,16 @@ impl World {
         // held) never defers.
         self.net.defer_starts(self.defer_starts && self.ev.held.is_none() && self.own_ports.is_none());
         let reason = self.run_events(stop, on_progress);
-        // What the run's last event saw (or the whole of its last instant) stands; the rest become events.
+        self.settle_starts(&reason);
+        reason
+    }
+
+    /// A run (or a parallel run's part) stopped for `reason`: what its last event saw, or at a time limit
+    /// the whole of its last instant, catches up; the ends of serialization still deferred become events
+    /// (net/lazy.rs).
+    pub(super) fn settle_starts(&mut self, reason: &StopReason) {
         let tie = if matches!(reason, StopReason::TimeLimit) { u64::MAX } else { self.ev.current_tie() };
         self.net.settle_starts(&mut self.ev, &mut self.pk, (self.now, tie));
-        reason
     }
 
     #[inline(always)]

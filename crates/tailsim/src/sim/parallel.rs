@@ -591,9 +591,7 @@ impl<'a> Part<'a> {
             r => r,
         };
         // The part's deferred ends of serialization, as `World::run` settles a serial run's.
-        let tie = if matches!(reason, StopReason::TimeLimit) { u64::MAX } else { self.w.ev.current_tie() };
-        let w = &mut *self.w;
-        w.net.settle_starts(&mut w.ev, &mut w.pk, (w.now, tie));
+        self.w.settle_starts(&reason);
         reason
     }
 
