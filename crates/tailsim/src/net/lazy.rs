@@ -83,7 +83,7 @@ impl Network {
             pt.defer = Defer::May;
             let at = pt.busy_until;
             ev.count_deferred();
-            self.on_tx_done(at, ev, pk, port);
+            self.tx_done(at, ev, pk, port);
             let pt = &self.ports[port.idx()];
             if !(pt.defer == Defer::Deferred && due(pt, port, key)) {
                 return;
