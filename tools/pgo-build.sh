@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # A profile-guided build of tailsim: the compiler lays out and inlines the simulator's code by where a
 # representative set of runs spends its time (rustc's -Cprofile-generate / -Cprofile-use). Same source, same
-# results byte for byte (checked below); 6-10 % less CPU time and ~11 % fewer instructions per packet-hop on the
-# benchmark scenarios (docs/performance.md, "A profile-guided build"). Opt-in: it builds the simulator twice
-# and trains it for about a minute, which `pip install .` and CI should not pay for.
+# results byte for byte (checked below); 9-11 % fewer instructions and 4-8 % less CPU time per packet-hop at
+# 128-144 hosts, 3-4 % at 1,024-5,488 (docs/performance.md, "A profile-guided build"). Opt-in: it builds the
+# simulator twice and trains it for about half a minute (3 minutes in all on 2 cores, 1.5 more for --install),
+# which `pip install .` and CI should not pay for.
 #
 # Usage: tools/pgo-build.sh [--install]
 #   builds target/pgo/tailsim (the command-line binary, a drop-in for target/release/tailsim);
 #   --install also builds the Python package with the profile and installs it into the active environment
-#   (pip install --no-deps --force-reinstall .), so that `tailsim` and `import tailsim` use it.
+#   (its dependencies added where missing), so that `tailsim` and `import tailsim` use it.
 # Needs: cargo and rustup (llvm-profdata comes from rustup's llvm-tools component, added if missing).
 # Run it from the project's root. Build trees: target/pgo-gen (instrumented), target/pgo-use (optimized).
 set -euo pipefail
@@ -16,7 +17,7 @@ install=0
 for a in "$@"; do
   case "$a" in
     --install) install=1 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "pgo-build: unknown argument '$a' (expected --install or --help)" >&2; exit 2 ;;
   esac
 done
@@ -97,6 +98,10 @@ if [ $install = 1 ]; then
   command -v python >/dev/null || { echo "pgo-build: --install needs an active Python environment" >&2; exit 1; }
   step "installing the Python package built with the profile into $(python -c 'import sys; print(sys.prefix)')"
   CARGO_TARGET_DIR=$root/target/pgo-use RUSTFLAGS="$use_flags" \
-    python -m pip install --quiet --no-deps --force-reinstall .
-  step "ok: tailsim $(python -c 'import tailsim; print(tailsim.__version__)' 2>/dev/null || true) installed"
+    python -m pip wheel --quiet --no-deps --wheel-dir "$work/wheel" .
+  whl=$(ls "$work"/wheel/tailsim-*.whl)
+  # Replace the package itself, then add whatever it depends on that the environment lacks.
+  python -m pip install --quiet --no-deps --force-reinstall "$whl"
+  python -m pip install --quiet "$whl"
+  step "ok: tailsim $(python -c 'import tailsim; print(tailsim.__version__)') installed"
 fi
