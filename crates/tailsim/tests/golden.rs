@@ -2,7 +2,7 @@
 //! and port tables are committed (`tests/golden/*.json`). The determinism test compares two runs of one
 //! binary and cannot see a change of behaviour; this test compares against the binary that wrote the goldens.
 //! A refactor must leave every byte as it is. A change meant to alter behaviour updates the goldens in a
-//! commit of its own that says why: `TAILSIM_UPDATE_GOLDEN=1 cargo test --release --test golden`.
+//! commit of its own that says why: `TAILSIM_UPDATE_GOLDEN=1 cargo test --profile ci --test golden`.
 
 mod common;
 use common::DropReason;
