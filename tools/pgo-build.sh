@@ -58,13 +58,14 @@ examples=(ndp homa phost incast "qjump-websearch --set workload[0].flows=300" "d
   "fastlane --set stop.time=5ms" fattree-failure linkguardian-rdma sqr-testbed burstradar-testbed pinned-paths
   dumbbell)
 step "2/4 training runs"
+# Entries split into words by `read -a`, which never expands them as file names (workload[0] is no glob).
 for b in "${bench_runs[@]}"; do
-  set -- $b
-  quiet "$gen" bench --in-process --scenario "$1" --time "$2"
+  read -r -a w <<<"$b"
+  quiet "$gen" bench --in-process --scenario "${w[0]}" --time "${w[1]}"
 done
 for x in "${examples[@]}"; do
-  set -f; set -- $x; set +f   # words, never file names (workload[0] is not a glob)
-  quiet "$gen" run -q "examples/$1.toml" "${@:2}" --out "$work/gen-$1"
+  read -r -a w <<<"$x"
+  quiet "$gen" run -q "examples/${w[0]}.toml" "${w[@]:1}" --out "$work/gen-${w[0]}"
 done
 "$profdata" merge -o "$root/target/pgo/merged.profdata" "$raw"
 # Named by its content: cargo does not watch the file a flag names, so a new profile must be a new flag.
@@ -82,9 +83,9 @@ mv "$root/target/pgo/tailsim.tmp" "$root/target/pgo/tailsim"
 # ports, samples; CSV or Parquet as each example asks), byte for byte. summary.json differs by its wall clock.
 step "4/4 checking that the optimized build's results equal the instrumented build's"
 for x in "${examples[@]}"; do
-  set -f; set -- $x; set +f   # words, never file names (workload[0] is not a glob)
-  e=$1
-  quiet "$root/target/pgo/tailsim" run -q "examples/$e.toml" "${@:2}" --out "$work/use-$e"
+  read -r -a w <<<"$x"
+  e=${w[0]}
+  quiet "$root/target/pgo/tailsim" run -q "examples/$e.toml" "${w[@]:1}" --out "$work/use-$e"
   tables=$(cd "$work/gen-$e" && ls | grep -v '^summary\.json$' || true)
   [ -n "$tables" ] || { echo "pgo-build: examples/$e.toml wrote no tables to compare" >&2; exit 1; }
   for t in $tables; do
