@@ -103,6 +103,22 @@ fn a_host_cut_off_for_good_is_warned_of_and_the_run_stops_as_stalled() {
     // A stop time: the run ends there, no warning either.
     let e = exp(&pair(&format!("{down}[stop]\ntime = \"5ms\"\n"), "5MB"));
     assert!(e.warnings.is_empty());
+
+    // The link's last change decides, whichever way round its ends are named: down, up, then down for good.
+    let fault =
+        |at: &str, ends: &str, state: &str| format!("[[fault]]\nat = \"{at}\"\nlink = {ends}\nstate = \"{state}\"\n");
+    let (a, b) = ("[\"0\", \"leaf0\"]", "[\"leaf0\", \"0\"]");
+    let back = fault("100us", b, "down") + &fault("200us", a, "up");
+    assert!(exp(&pair(&back, "5MB")).warnings.is_empty());
+    let e = exp(&pair(&(back + &fault("300us", b, "down")), "5MB"));
+    assert_eq!(e.warnings.len(), 1, "{:?}", e.warnings);
+    assert!(e.warnings[0].starts_with("fault[2]: host 0 is cut off for good"), "{}", e.warnings[0]);
+    // A million repetitions load in linear time (a search per failure was quadratic: 18 s for 65,536, found
+    // by tests/fuzz.rs); a hang guard, not a measure of speed.
+    let t0 = std::time::Instant::now();
+    let many = format!("{down}duration = \"1us\"\nevery = \"10us\"\ncount = 1000000\n");
+    assert!(exp(&pair(&many, "5MB")).warnings.is_empty());
+    assert!(t0.elapsed().as_secs_f64() < 10.0, "loading took {:?}", t0.elapsed());
 }
 
 /// A link that goes down while the fast path (net/egress.rs `start_queued`) is serializing a packet onto it
