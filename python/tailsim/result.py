@@ -326,6 +326,7 @@ def run(
     progress: Union[bool, None, Callable[[dict], Any]] = None,
     flows: Any = None,
     threads: int = 1,
+    parts: Optional[int] = None,
 ) -> Result:
     """Run one experiment and return its :class:`Result`.
 
@@ -348,7 +349,11 @@ def run(
     ``threads`` runs the simulation on that many threads, the fabric cut into as many parts, with the results
     of one thread, for every transport, workload and switch mechanism (docs/parallel.md). What cannot be cut
     (an event budget, ``stop.max_events``; a link between two parts without delay; the flow-level Ideal)
-    raises :class:`tailsim.ConfigError` saying why.
+    raises :class:`tailsim.ConfigError` saying why. ``parts`` cuts the fabric into that many parts instead
+    (at least ``threads``), each thread running its share in turn, window by window: the same results again,
+    faster on one thread where the packets in flight outgrow the last-level cache (a fabric of thousands of
+    hosts), slower where they fit, and every part holds a whole world (docs/parallel.md, "More parts than
+    threads").
     """
     kind, text, origin, base = normalize(config)
     sets = overrides(set)
@@ -358,7 +363,15 @@ def run(
         update, close = _progress_bar(progress)
         try:
             _, directory = _core.run(
-                kind, text, origin, base, sets, None if out is None else os.fspath(out), update, threads=int(threads)
+                kind,
+                text,
+                origin,
+                base,
+                sets,
+                None if out is None else os.fspath(out),
+                update,
+                threads=int(threads),
+                parts=None if parts is None else int(parts),
             )
         finally:
             close()

@@ -300,9 +300,20 @@ def test_ndp_flows_on_threads_give_the_flows_of_one_thread(tmp_path):
     assert one.summary["flows_finished"] == 80 and one.summary["packets"]["trimmed"] > 0
     pd.testing.assert_frame_equal(one.flows, two.flows)
     pd.testing.assert_frame_equal(one.ports, two.ports)
+    # More parts than threads (each thread runs its parts in turn): the same again.
+    for threads, parts in [(1, 4), (2, 3)]:
+        more = tailsim.run(cfg, tmp_path / f"p{parts}", progress=False, threads=threads, parts=parts)
+        pd.testing.assert_frame_equal(one.flows, more.flows)
+        pd.testing.assert_frame_equal(one.ports, more.ports)
     # Flows keep every host with its switch: a k = 4 fat tree has 8 ToRs.
-    with pytest.raises(tailsim.ConfigError, match="use at most 8 threads"):
+    with pytest.raises(tailsim.ConfigError, match="use at most 8 parts"):
         tailsim.run(cfg, tmp_path / "nine", progress=False, threads=9)
+    with pytest.raises(tailsim.ConfigError, match="parts=9: .*use at most 8 parts"):
+        tailsim.run(cfg, tmp_path / "nine", progress=False, parts=9)
+    with pytest.raises(tailsim.ConfigError, match="parts=2: fewer parts than threads=3"):
+        tailsim.run(cfg, tmp_path / "nine", progress=False, threads=3, parts=2)
+    with pytest.raises(tailsim.ConfigError, match="parts: give 1 or more"):
+        tailsim.run(cfg, tmp_path / "nine", progress=False, parts=0)
     assert not (tmp_path / "nine").exists()
 
 

@@ -55,15 +55,17 @@ fn two_threads_write_the_result_files_of_one() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-/// `cfg` run on 1, 2 and 4 threads writes the same files (summary.json the same but for wall time and memory).
+/// `cfg` run on 1, 2 and 4 threads, and as more parts than threads (4 parts in turn on one thread, 3 on
+/// two), writes the same files (summary.json the same but for wall time and memory).
 fn same_files_for_every_thread_count(d: &Path, cfg: &Path) {
     let name = cfg.file_stem().unwrap().to_str().unwrap();
     let mut dirs = vec![];
-    for n in ["1", "2", "4"] {
-        let out = d.join(format!("{name}-{n}"));
-        let (ok, o, e) =
-            tailsim(&["run", cfg.to_str().unwrap(), "--quiet", "--threads", n, "--out", out.to_str().unwrap()]);
-        assert!(ok, "--threads {n}: {o}{e}");
+    for (n, parts) in [("1", None), ("2", None), ("4", None), ("1", Some("4")), ("2", Some("3"))] {
+        let out = d.join(format!("{name}-{n}-{}", parts.unwrap_or("")));
+        let mut args = vec!["run", cfg.to_str().unwrap(), "--quiet", "--threads", n, "--out", out.to_str().unwrap()];
+        args.extend(parts.map(|p| ["--parts", p]).iter().flatten());
+        let (ok, o, e) = tailsim(&args);
+        assert!(ok, "--threads {n}, --parts {parts:?}: {o}{e}");
         // More threads than cores is allowed (same results) but said to be slower.
         let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
         let warned = e.contains(&format!("warning: --threads {n} on {cores} cores"));
@@ -116,10 +118,7 @@ fn what_a_parallel_run_cannot_take_is_an_error_before_anything_runs() {
     // A run of flows keeps every host with its switch: a k = 4 fat tree has 8 ToRs.
     let ndp = ndp_experiment(&d);
     let (ok, o, e) = tailsim(&["run", ndp.to_str().unwrap(), "--threads", "9", "--out", out.to_str().unwrap()]);
-    assert!(
-        !ok && e.contains("--threads 9") && e.contains("ndp.toml") && e.contains("use at most 8 threads"),
-        "{o}{e}"
-    );
+    assert!(!ok && e.contains("--threads 9") && e.contains("ndp.toml") && e.contains("use at most 8 parts"), "{o}{e}");
     assert!(!out.exists(), "{e}");
     // The Homa thesis's fabric has no propagation delay: no lookahead between parts, refused by name.
     let homa = d.join("homa.toml");
@@ -146,6 +145,15 @@ fn what_a_parallel_run_cannot_take_is_an_error_before_anything_runs() {
     assert!(e.contains("more than the 6 MB this run may use") && !out.exists(), "{e}");
     let (ok, _, e) = tailsim(&["run", cfg.to_str().unwrap(), "--threads", "0"]);
     assert!(!ok && e.contains("--threads: give 1 or more"), "{e}");
+    // More parts: the same checks, named by --parts; never fewer parts than threads.
+    let (ok, o, e) = tailsim(&["run", ndp.to_str().unwrap(), "--parts", "9", "--out", out.to_str().unwrap()]);
+    assert!(!ok && e.contains("--parts 9: ") && e.contains("use at most 8 parts") && !out.exists(), "{o}{e}");
+    let (ok, o, e) = tailsim(&["run", cfg.to_str().unwrap(), "--parts", "4", "--out", out.to_str().unwrap()]);
+    assert!(!ok && e.contains("--parts 4: ") && e.contains("an event budget") && !out.exists(), "{o}{e}");
+    let (ok, _, e) = tailsim(&["run", raw.to_str().unwrap(), "--threads", "3", "--parts", "2"]);
+    assert!(!ok && e.contains("--parts 2: fewer parts than --threads 3"), "{e}");
+    let (ok, _, e) = tailsim(&["run", raw.to_str().unwrap(), "--parts", "0"]);
+    assert!(!ok && e.contains("--parts: give 1 or more"), "{e}");
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -162,7 +170,7 @@ fn serial_then_identical<'a>(out: &'a str, name: &str) -> Vec<Vec<&'a str>> {
         [("1", "serial"), ("2", "identical")],
         "{name}: {out}"
     );
-    assert!(rows[1][5].parse::<u64>().unwrap() > 0, "{name}: packets crossed: {out}");
+    assert!(rows[1][6].parse::<u64>().unwrap() > 0, "{name}: packets crossed: {out}");
     rows
 }
 
@@ -171,10 +179,39 @@ fn bench_threads_prints_one_row_per_count_with_the_same_results() {
     let (ok, out, err) = tailsim(&["bench", "--scenario", "fattree1024-cbr", "--time", "10us", "--threads", "1,2"]);
     assert!(ok, "{out}{err}");
     let rows = serial_then_identical(&out, "fattree1024-cbr");
-    assert_eq!(rows[0][6], rows[1][6], "the same events: {out}");
+    assert_eq!(rows[0][7], rows[1][7], "the same events: {out}");
     // Each count in its own process: two whole worlds peak above one.
-    let peak = |r: &Vec<&str>| r[8].parse::<f64>().unwrap_or_else(|_| panic!("peak MB: {out}"));
+    let peak = |r: &Vec<&str>| r[9].parse::<f64>().unwrap_or_else(|_| panic!("peak MB: {out}"));
     assert!(peak(&rows[1]) > peak(&rows[0]) && peak(&rows[0]) > 0.0, "{out}");
+}
+
+/// `bench --parts 1,4`: the serial engine, then four parts in turn on one thread, with identical results;
+/// counts of parts below a thread count are skipped, and a list with nothing left is an error.
+#[test]
+fn bench_parts_prints_a_row_per_count_of_parts() {
+    let (ok, out, err) = tailsim(&["bench", "--scenario", "fattree1024-cbr", "--time", "10us", "--parts", "1,4"]);
+    assert!(ok, "{out}{err}");
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|w| w.first().is_some_and(|c| c.parse::<usize>().is_ok()))
+        .collect();
+    let cells: Vec<_> = rows.iter().map(|r| (r[0], r[1], *r.last().unwrap())).collect();
+    assert_eq!(cells, [("1", "1", "serial"), ("1", "4", "identical")], "{out}");
+    assert!(rows[1][6].parse::<u64>().unwrap() > 0 && rows[0][7] == rows[1][7], "handovers, events: {out}");
+    let (ok, out, _) =
+        tailsim(&["bench", "--scenario", "fattree1024-cbr", "--time", "5us", "--threads", "1,2", "--parts", "2"]);
+    assert!(ok, "{out}");
+    let firsts: Vec<_> = out
+        .lines()
+        .filter_map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().try_into().ok())
+        .filter(|[t, _]: &[&str; 2]| t.parse::<usize>().is_ok())
+        .collect();
+    assert_eq!(firsts, [["1", "2"], ["2", "2"]], "{out}");
+    let (ok, _, err) = tailsim(&["bench", "--scenario", "fattree1024-cbr", "--threads", "4", "--parts", "2"]);
+    assert!(!ok && err.contains("--parts: every count is below every thread count"), "{err}");
+    let (ok, _, err) = tailsim(&["bench", "--scenario", "fattree1024-cbr", "--parts", "0,2"]);
+    assert!(!ok && err.contains("--parts: give counts of parts of 1 or more"), "{err}");
 }
 
 /// Every bench scenario, briefly, on one thread and two: the same results (`bench --threads` compares the

@@ -98,7 +98,7 @@ fn run_id(py: Python<'_>, kind: &str, text: &str, origin: &str, base_dir: &str, 
 /// simulated is written (marked interrupted) unless `keep_partial` is false (a sweep's point, which is
 /// either finished or not there).
 #[pyfunction]
-#[pyo3(signature = (kind, text, origin, base_dir, sets, out_dir=None, progress=None, keep_partial=true, threads=1))]
+#[pyo3(signature = (kind, text, origin, base_dir, sets, out_dir=None, progress=None, keep_partial=true, threads=1, parts=None))]
 #[allow(clippy::too_many_arguments)] // the Python signature, keyword arguments included
 fn run(
     py: Python<'_>,
@@ -111,23 +111,33 @@ fn run(
     progress: Option<PyObject>,
     keep_partial: bool,
     threads: usize,
+    parts: Option<usize>,
 ) -> PyResult<(String, String)> {
-    let before = tailsim::run::resident_memory_bytes();
-    let mut exp = build(kind, text, origin, base_dir, &sets)?;
     if threads == 0 {
         return Err(ConfigError::new_err("threads: give 1 or more"));
     }
-    if threads > 1 {
-        if let Some(why) = exp.world.parallel_refusal(&exp.stop) {
-            return Err(ConfigError::new_err(format!("threads={threads}: {origin}: {why}")));
+    let (parts, arg) = match parts {
+        None => (threads, format!("threads={threads}")),
+        Some(0) => return Err(ConfigError::new_err("parts: give 1 or more")),
+        Some(p) if p < threads => {
+            return Err(ConfigError::new_err(format!(
+                "parts={p}: fewer parts than threads={threads} (a thread runs one part or more)"
+            )))
         }
-        exp.parallel_cut(threads).map_err(|e| ConfigError::new_err(format!("threads={threads}: {origin}: {e}")))?;
+        Some(p) => (p, format!("parts={p}")),
+    };
+    let before = tailsim::run::resident_memory_bytes();
+    let mut exp = build(kind, text, origin, base_dir, &sets)?;
+    if parts > 1 {
+        if let Some(why) = exp.world.parallel_refusal(&exp.stop) {
+            return Err(ConfigError::new_err(format!("{arg}: {origin}: {why}")));
+        }
+        exp.parallel_cut(parts).map_err(|e| ConfigError::new_err(format!("{arg}: {origin}: {e}")))?;
         let world = tailsim::run::resident_memory_bytes().zip(before).map_or(0, |(a, b)| a.saturating_sub(b));
-        tailsim::run::check_parallel_memory(threads, world)
-            .map_err(|e| ConfigError::new_err(format!("threads={threads}: {e}")))?;
+        tailsim::run::check_parallel_memory(parts, world).map_err(|e| ConfigError::new_err(format!("{arg}: {e}")))?;
     }
     // Every part of a parallel run runs in a whole world of its own (docs/parallel.md).
-    let others = (1..threads).map(|_| build(kind, text, origin, base_dir, &sets)).collect::<PyResult<Vec<_>>>()?;
+    let others = (1..parts).map(|_| build(kind, text, origin, base_dir, &sets)).collect::<PyResult<Vec<_>>>()?;
     let dir = out_dir.map_or_else(|| exp.default_out_dir(&sets), PathBuf::from);
     let completion = exp.completion();
     let mut interrupted: Option<PyErr> = None;
@@ -162,10 +172,10 @@ fn run(
                 }
             })
         };
-        if threads == 1 {
+        if parts == 1 {
             exp.run_interruptible(&mut poll)
         } else {
-            exp.run_parallel(others, true, &mut poll).map(|(s, _)| s)
+            exp.run_parallel(others, threads, &mut poll).map(|(s, _)| s)
         }
     });
     let summary = result.map_err(SimulationError::new_err)?;

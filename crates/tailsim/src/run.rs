@@ -199,21 +199,21 @@ pub fn resident_memory_bytes() -> Option<u64> {
     proc_kib_field("/proc/self/status", "VmRSS:")
 }
 
-/// Whether `threads` whole worlds fit the memory limit (`--max-memory`, TAILSIM_MAX_MEMORY, else 90 % of
-/// the machine), judged once the first is built: `world` is what building it added to this process's
-/// resident memory. Every part of a parallel run holds a whole world (docs/parallel.md).
-pub fn check_parallel_memory(threads: usize, world: u64) -> Result<(), String> {
+/// Whether `parts` whole worlds fit the memory limit (`--max-memory`, TAILSIM_MAX_MEMORY, else 90 % of the
+/// machine), judged once the first is built: `world` is what building it added to this process's resident
+/// memory. Every part of a parallel run holds a whole world (docs/parallel.md).
+pub fn check_parallel_memory(parts: usize, world: u64) -> Result<(), String> {
     let limit = crate::config::limits::max_memory()?;
     let (Some(limit), Some(now)) = (limit, resident_memory_bytes()) else { return Ok(()) };
-    let need = now + (threads as u64).saturating_sub(1) * world;
+    let need = now + (parts as u64).saturating_sub(1) * world;
     if need <= limit {
         return Ok(());
     }
     let mb = |b: u64| b as f64 / (1u64 << 20) as f64;
     Err(format!(
-        "every part of a parallel run holds a whole world (this one took about {:.0} MB): {threads} of them need \
-         about {:.0} MB, more than the {:.0} MB this run may use; use fewer threads, or raise the limit \
-         (--max-memory, or TAILSIM_MAX_MEMORY=64GB / none)",
+        "every part of a parallel run holds a whole world (this one took about {:.0} MB): {parts} of them need \
+         about {:.0} MB, more than the {:.0} MB this run may use; use fewer parts (--threads, --parts), or raise \
+         the limit (--max-memory, or TAILSIM_MAX_MEMORY=64GB / none)",
         mb(world),
         mb(need),
         mb(limit)
@@ -247,9 +247,9 @@ impl Experiment {
         self.summary(stop, wall)
     }
 
-    /// The cut of a run on `parts` threads (docs/parallel.md): as `Partition::new` cuts the fabric, but a run
+    /// The cut of a run in `parts` parts (docs/parallel.md): as `Partition::new` cuts the fabric, but a run
     /// of flows keeps every host with its switch (a receiver's accounting reads its downlink), so it takes at
-    /// most as many threads as the fabric has ToRs. An error says why a cut cannot be made.
+    /// most as many parts as the fabric has ToRs. An error says why a cut cannot be made.
     pub fn parallel_cut(&self, parts: usize) -> Result<crate::net::partition::Partition, String> {
         use crate::net::partition::Partition;
         if self.flow_level {
@@ -264,20 +264,21 @@ impl Experiment {
         Ok(cut)
     }
 
-    /// Run on `others.len() + 1` threads (`threaded`; else their parts one after another on this one), the
-    /// fabric cut by `parallel_cut`. `others` are this experiment loaded as many
-    /// more times: every part runs in a whole world. The results are the serial run's; afterwards this
-    /// experiment's world holds them but cannot run on. Conservation is checked in every part.
+    /// Run as `others.len() + 1` parts, the fabric cut by `parallel_cut`, on `threads` threads (1 up to one
+    /// per part; a thread with several parts runs them in turn, window by window: `World::run_parallel`).
+    /// `others` are this experiment loaded as many more times: every part runs in a whole world. The results
+    /// are the serial run's; afterwards this experiment's world holds them but cannot run on. Conservation is
+    /// checked in every part.
     pub fn run_parallel(
         &mut self,
         others: Vec<Experiment>,
-        threaded: bool,
+        threads: usize,
         on_progress: &mut dyn FnMut(&Progress) -> bool,
     ) -> Result<(Summary, crate::sim::Parallel), String> {
         let cut = self.parallel_cut(others.len() + 1)?;
         let t0 = Instant::now();
         let others = others.into_iter().map(|e| e.world).collect();
-        let par = self.world.run_parallel(others, &cut, self.stop, threaded, on_progress)?;
+        let par = self.world.run_parallel(others, &cut, self.stop, threads, on_progress)?;
         let wall = t0.elapsed().as_secs_f64();
         Ok((self.summary(par.reason, wall)?, par))
     }

@@ -83,11 +83,27 @@ fn serial(toml: &str) -> serde_json::Value {
     results(&e, &s)
 }
 
-fn parallel(toml: &str, threads: usize, threaded: bool) -> (serde_json::Value, tailsim::sim::Parallel) {
+/// `toml` run as `parts` parts on `threads` threads (a thread with several parts runs them in turn).
+fn parallel(toml: &str, parts: usize, threads: usize) -> (serde_json::Value, tailsim::sim::Parallel) {
     let mut e = exp(toml);
-    let others = (1..threads).map(|_| exp(toml)).collect();
-    let (s, par) = e.run_parallel(others, threaded, &mut |_| true).unwrap_or_else(|err| panic!("{err}"));
+    let others = (1..parts).map(|_| exp(toml)).collect();
+    let (s, par) = e.run_parallel(others, threads, &mut |_| true).unwrap_or_else(|err| panic!("{err}"));
     (results(&e, &s), par)
+}
+
+/// The thread counts a run of `n` parts is tested on: all in turn on one thread, a thread each (if the
+/// machine has the cores, or `beyond_cores`), and, if `grouped`, two threads each running several parts in
+/// turn (groups of unequal sizes when `n` is odd).
+fn thread_counts(n: usize, beyond_cores: bool, grouped: bool) -> Vec<usize> {
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let mut v = vec![1];
+    if grouped && n > 2 {
+        v.push(2);
+    }
+    if n > 1 && (beyond_cores || n <= cores.max(2)) {
+        v.push(n);
+    }
+    v
 }
 
 /// The first difference between two results, as a path and two values.
@@ -105,17 +121,18 @@ fn first_difference(a: &serde_json::Value, b: &serde_json::Value, at: &str) -> O
     }
 }
 
-/// `toml` cut into each number of parts in `cuts`, on threads (as many parts as cores at most: these runs
-/// meet thousands of times, and threads beyond the cores wait their turn at every meeting) and in turn,
-/// gives the serial run's results `want`; packets cross between the parts.
+/// `toml` cut into each number of parts in `cuts`, in turn on one thread and on a thread each (as many parts
+/// as cores at most: these runs meet thousands of times, and threads beyond the cores wait their turn at
+/// every meeting), and the largest cut of more than two parts on two threads as well, each running several
+/// parts in turn, gives the serial run's results `want`; packets cross between the parts.
 fn cut_gives(want: &serde_json::Value, toml: &str, cuts: &[usize], name: &str) {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let grouped = cuts.iter().copied().filter(|&n| n > 2).max();
     for &n in cuts {
-        for threaded in [false, true].into_iter().filter(|&t| !t || n <= cores) {
-            let (got, par) = parallel(toml, n, threaded);
+        for threads in thread_counts(n, false, Some(n) == grouped) {
+            let (got, par) = parallel(toml, n, threads);
             assert!(par.handed_over > 100, "{name}, {n} parts: packets crossed ({})", par.handed_over);
             if let Some(d) = first_difference(want, &got, "") {
-                panic!("{name}, {n} parts (threads: {threaded}): {d}");
+                panic!("{name}, {n} parts on {threads} threads: {d}");
             }
         }
     }
@@ -135,14 +152,16 @@ fn a_run_cut_into_parts_gives_the_serial_runs_results_for_every_cut() {
         let dropped = want["summary"]["packets"]["dropped"].as_u64().unwrap();
         assert!(hops > 10_000 && dropped > 0, "k = {k}: a test with traffic and drops ({hops} hops, {dropped} drops)");
         for &n in cuts {
-            for threaded in [false, true] {
-                let (got, par) = parallel(&toml, n, threaded);
+            // A thread each even beyond the cores (the threads then wait for a core at the meetings), and two
+            // threads with several parts each.
+            for threads in thread_counts(n, true, true) {
+                let (got, par) = parallel(&toml, n, threads);
                 assert_eq!(par.parts, n);
                 if n > 1 {
                     assert!(par.handed_over > 100, "k = {k}, {n} parts: packets crossed ({})", par.handed_over);
                 }
                 if let Some(d) = first_difference(&want, &got, "") {
-                    panic!("k = {k}, {n} parts (threads: {threaded}): {d}");
+                    panic!("k = {k}, {n} parts on {threads} threads: {d}");
                 }
             }
         }
@@ -581,7 +600,7 @@ fn packet_capture_cut_into_parts_gives_the_serial_runs_files() {
         for n in [2, 3, 8] {
             let mut p = exp(&toml);
             let others = (1..n).map(|_| exp(&toml)).collect();
-            let (s, _) = p.run_parallel(others, false, &mut |_| true).unwrap_or_else(|err| panic!("{err}"));
+            let (s, _) = p.run_parallel(others, 1, &mut |_| true).unwrap_or_else(|err| panic!("{err}"));
             let got = (results(&p, &s), files(&p, &format!("parts{n}")));
             if let Some(d) = first_difference(&want.0, &got.0, "") {
                 panic!("{budget:?}, {n} parts: {d}");
@@ -649,7 +668,7 @@ fn a_lookahead_longer_than_a_cut_link_is_caught() {
     let right = cut.lookahead().unwrap();
     let others = vec![exp(&toml).world];
     cut.assume_lookahead(tailsim::units::Time(right.0 * 2));
-    let err = e.world.run_parallel(others, &cut, e.stop, true, &mut |_| true).unwrap_err();
+    let err = e.world.run_parallel(others, &cut, e.stop, 2, &mut |_| true).unwrap_err();
     assert!(err.starts_with("causality: a packet over port"), "{err}");
     // A message between hosts (TCP's close) due inside the window it was sent in is caught as well: here
     // in the serial run that hands packets and messages over as the parts would, with a lookahead beyond
@@ -662,7 +681,7 @@ fn a_lookahead_longer_than_a_cut_link_is_caught() {
     // The right lookahead runs.
     let mut e = exp(&toml);
     let cut = tailsim::net::partition::Partition::new(&e.world.net, 2).unwrap();
-    e.world.run_parallel(vec![exp(&toml).world], &cut, e.stop, true, &mut |_| true).unwrap();
+    e.world.run_parallel(vec![exp(&toml).world], &cut, e.stop, 2, &mut |_| true).unwrap();
 }
 
 #[test]
@@ -670,7 +689,7 @@ fn what_parts_cannot_do_yet_is_refused_before_anything_runs() {
     let base = raw_fat_tree(4, 5, 50);
     let mut e = exp(&base);
     e.stop.max_events = Some(1000);
-    let err = e.run_parallel(vec![exp(&base)], true, &mut |_| true).unwrap_err();
+    let err = e.run_parallel(vec![exp(&base)], 2, &mut |_| true).unwrap_err();
     assert!(err.contains("event budget"), "{err}");
 }
 
@@ -680,7 +699,7 @@ fn an_interrupted_parallel_run_stops_at_a_meeting_with_its_packets_accounted() {
     let mut e = exp(&toml);
     let mut calls = 0;
     let (s, _) = e
-        .run_parallel(vec![exp(&toml)], true, &mut |_| {
+        .run_parallel(vec![exp(&toml)], 2, &mut |_| {
             calls += 1;
             calls < 2
         })

@@ -1,4 +1,4 @@
-//! Cutting a fabric into parts, one per thread of a parallel run (issue "One run on every core",
+//! Cutting a fabric into parts, one or more per thread of a parallel run (issue "One run on every core",
 //! docs/parallel.md).
 //!
 //! A conservative parallel simulation lets each part run ahead of the others by its *lookahead*: nothing a
@@ -91,7 +91,7 @@ impl Partition {
         }
         if cut == 0 {
             let groups = groups_below(&adj, &level, floor.min(top), hosts).len();
-            let (g, t) = if groups == 1 { ("group", "thread") } else { ("groups", "threads") };
+            let (g, t) = if groups == 1 { ("group", "part") } else { ("groups", "parts") };
             return Err(format!(
                 "cannot cut this fabric into {parts} parts with every host in its switch's part: it has {groups} \
                  {g} of a switch and its hosts (use at most {groups} {t})"
@@ -331,7 +331,7 @@ mod tests {
             assert_eq!(p.parts(), parts);
         }
         let err = Partition::keeping_hosts(&net, 9).unwrap_err();
-        assert!(err.contains("it has 8 groups of a switch and its hosts (use at most 8 threads)"), "{err}");
+        assert!(err.contains("it has 8 groups of a switch and its hosts (use at most 8 parts)"), "{err}");
     }
 
     #[test]

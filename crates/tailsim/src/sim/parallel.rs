@@ -12,6 +12,9 @@
 //! handlers reproduce; so the results are the serial run's, byte for byte, for every cut and thread count
 //! (tests/parallel.rs).
 //!
+//! A thread runs one part or several (`--parts`): a group of parts offers its earliest at the meeting and
+//! then handles each part's window in turn, which keeps a window's work in one part's memory at a time.
+//!
 //! The meeting is one `MinBarrier` round: each part posts its outboxes, then offers the earlier of its next
 //! event and its earliest outgoing arrival; the minimum is the next window's start (every pending event of
 //! the next window is in some part's queue or outbox). Outboxes alternate between two sets of mailboxes, so
@@ -135,17 +138,20 @@ impl World {
         None
     }
 
-    /// Run this world and `others` (the same experiment, built as many more times) as the parts of `cut`,
-    /// each part on a thread of its own if `threaded`, else one after another in this thread (the same
-    /// results; for tests). This world becomes the merged one: its results are the serial run's.
-    /// `on_progress` is called from this thread about every 2^16 of the first part's events, with every
-    /// part's events counted; false interrupts the run at the next meeting.
+    /// Run this world and `others` (the same experiment, built as many more times) as the parts of `cut`, on
+    /// `threads` threads (at most one per part): the parts in contiguous groups, a group's parts one after
+    /// another on its thread, window by window (one thread: all in turn; as many threads as parts: a thread
+    /// each). The results are the serial run's for every grouping. More parts than threads make each
+    /// window's work touch one part's memory at a time, which is faster on a fabric whose packets outgrow the
+    /// last-level cache (docs/parallel.md, "More parts than threads"). This world becomes the merged one:
+    /// its results are the serial run's. `on_progress` is called from this thread about every 2^16 of the
+    /// first part's events, with every part's events counted; false interrupts the run at the next meeting.
     pub fn run_parallel(
         &mut self,
         mut others: Vec<World>,
         cut: &Partition,
         stop: StopAt,
-        threaded: bool,
+        threads: usize,
         on_progress: &mut dyn FnMut(&Progress) -> bool,
     ) -> Result<Parallel, String> {
         if let Some(why) = self.parallel_refusal(&stop) {
@@ -166,7 +172,7 @@ impl World {
         {
             return Err(format!(
                 "{n} parts separate host {} from its switch: a receiver's accounting reads its downlink, so a run of \
-                 flows is cut at most between switches ({n} threads are more than this fabric has ToRs)",
+                 flows is cut at most between switches ({n} parts are more than this fabric has ToRs)",
                 self.net.node_name(p.node)
             ));
         }
@@ -176,20 +182,17 @@ impl World {
             parts.push(Part::new(w, i + 1, cut)?);
         }
         let limit = stop.time.unwrap_or(Time::MAX);
-        let meet = Meeting::new(n);
-        let reason = if threaded && n > 1 {
-            std::thread::scope(|s| {
-                let mut rest = parts.iter_mut();
-                let first = rest.next().expect("a part");
-                for p in rest {
-                    let meet = &meet;
-                    s.spawn(move || p.run_guarded(meet, lookahead, limit, &mut |_| true));
-                }
-                first.run_guarded(&meet, lookahead, limit, on_progress)
-            })
-        } else {
-            meet.run_in_turn(&mut parts, lookahead, limit, on_progress)
-        };
+        let groups = threads.clamp(1, n);
+        let meet = Meeting::new(n, groups);
+        let reason = std::thread::scope(|s| {
+            let mut rest = groups_of(&mut parts, groups).into_iter().enumerate();
+            let (_, first) = rest.next().expect("a group");
+            for (g, group) in rest {
+                let meet = &meet;
+                s.spawn(move || meet.run_guarded(g, group, lookahead, limit, &mut |_| true));
+            }
+            meet.run_guarded(0, first, lookahead, limit, on_progress)
+        });
         if let Some(e) = meet.error.lock().unwrap_or_else(|e| e.into_inner()).take() {
             return Err(e);
         }
@@ -347,10 +350,11 @@ const STOP: u64 = 0;
 const NOTHING: u64 = u64::MAX;
 
 impl Meeting {
-    fn new(n: usize) -> Meeting {
+    /// A meeting of `n` parts on `groups` threads.
+    fn new(n: usize, groups: usize) -> Meeting {
         Meeting {
             n,
-            barrier: MinBarrier::new(n),
+            barrier: MinBarrier::new(groups),
             mail: (0..2 * n * n).map(|_| Mutex::new(Mail::default())).collect(),
             retired: (0..2 * n).map(|_| Mutex::new(Vec::new())).collect(),
             error: Mutex::new(None),
@@ -381,10 +385,39 @@ impl Meeting {
         p
     }
 
-    /// The parts one after another in this thread, window by window, as the threads would run them.
-    fn run_in_turn(
+    /// `run_group`, but a group that panics (a bug) does not leave the others waiting at the meeting for ever:
+    /// it records the failure, offers STOP once more (all leave at that meeting), and the run returns the
+    /// error.
+    fn run_guarded(
         &self,
+        g: usize,
         parts: &mut [Part],
+        lookahead: Time,
+        limit: Time,
+        on_progress: &mut dyn FnMut(&Progress) -> bool,
+    ) -> StopReason {
+        let current = std::cell::Cell::new(0);
+        let run = std::panic::AssertUnwindSafe(|| self.run_group(g, parts, &current, lookahead, limit, on_progress));
+        match std::panic::catch_unwind(run) {
+            Ok(reason) => reason,
+            Err(e) => {
+                let why =
+                    e.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| e.downcast_ref::<String>().cloned());
+                self.fail(format!("part {} failed: {}", current.get(), why.unwrap_or_else(|| "a panic".into())));
+                self.barrier.wait_min(g, STOP);
+                StopReason::Interrupted
+            }
+        }
+    }
+
+    /// The whole run of group `g`'s parts on its thread: at each meeting the group offers its parts'
+    /// earliest, then each part in turn takes in what was handed to it and handles its window. Every part
+    /// ends at the same meeting (the verdict is the meeting's minimum, the same for all).
+    fn run_group(
+        &self,
+        g: usize,
+        parts: &mut [Part],
+        current: &std::cell::Cell<usize>,
         lookahead: Time,
         limit: Time,
         on_progress: &mut dyn FnMut(&Progress) -> bool,
@@ -393,22 +426,38 @@ impl Meeting {
         let mut asked = false;
         loop {
             let offer = parts.iter_mut().map(|p| p.offer(self, round, asked)).min().expect("a part");
-            // Each part takes in and runs its window in turn: a window posts nothing until the next round.
+            let min = self.barrier.wait_min(g, offer);
+            // Each part takes in and runs its window in turn: a window posts nothing until the next meeting,
+            // so the order of a group's parts does not matter.
             let mut ended = None;
             for p in parts.iter_mut() {
-                if let Err(reason) = p.step(self, round, offer, lookahead, limit) {
+                current.set(p.id);
+                if let Err(reason) = p.step(self, round, min, lookahead, limit) {
                     ended = Some(reason);
                 }
             }
             if let Some(reason) = ended {
                 return reason;
             }
-            if parts[0].progress_due() {
+            if g == 0 && parts[0].progress_due() {
                 asked = !on_progress(&self.progress(parts[0].w));
             }
             round += 1;
         }
     }
+}
+
+/// `parts` in `groups` contiguous groups whose sizes differ by at most one (the larger first).
+fn groups_of<'p, 'w>(parts: &'p mut [Part<'w>], groups: usize) -> Vec<&'p mut [Part<'w>]> {
+    let (size, extra) = (parts.len() / groups, parts.len() % groups);
+    let mut rest = parts;
+    (0..groups)
+        .map(|g| {
+            let (group, tail) = std::mem::take(&mut rest).split_at_mut(size + (g < extra) as usize);
+            rest = tail;
+            group
+        })
+        .collect()
 }
 
 /// One part of a parallel run.
@@ -677,50 +726,5 @@ impl<'a> Part<'a> {
         let due = k != self.polled;
         self.polled = k;
         due
-    }
-
-    /// `run`, but a part that panics (a bug) does not leave the others waiting at the meeting for ever: it
-    /// records the failure, offers STOP once more (all leave at that meeting), and the run returns the error.
-    fn run_guarded(
-        &mut self,
-        meet: &Meeting,
-        lookahead: Time,
-        limit: Time,
-        on_progress: &mut dyn FnMut(&Progress) -> bool,
-    ) -> StopReason {
-        let run = std::panic::AssertUnwindSafe(|| self.run(meet, lookahead, limit, on_progress));
-        match std::panic::catch_unwind(run) {
-            Ok(reason) => reason,
-            Err(e) => {
-                let why =
-                    e.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| e.downcast_ref::<String>().cloned());
-                meet.fail(format!("part {} failed: {}", self.id, why.unwrap_or_else(|| "a panic".into())));
-                meet.barrier.wait_min(self.id, STOP);
-                StopReason::Interrupted
-            }
-        }
-    }
-
-    /// The whole run of this part on its thread.
-    fn run(
-        &mut self,
-        meet: &Meeting,
-        lookahead: Time,
-        limit: Time,
-        on_progress: &mut dyn FnMut(&Progress) -> bool,
-    ) -> StopReason {
-        let mut round = 0;
-        let mut asked = false;
-        loop {
-            let offer = self.offer(meet, round, asked);
-            let min = meet.barrier.wait_min(self.id, offer);
-            if let Err(reason) = self.step(meet, round, min, lookahead, limit) {
-                return reason;
-            }
-            if self.id == 0 && self.progress_due() {
-                asked = !on_progress(&meet.progress(self.w));
-            }
-            round += 1;
-        }
     }
 }
