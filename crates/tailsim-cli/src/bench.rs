@@ -98,7 +98,7 @@ pub(crate) const SCENARIOS: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "fattree5488-perm-ndp",
-        "k = 28 fat tree (5,488 hosts, 980 switches, 100 Gbps), 2 MB permutation, NDP as htsim-p2: the per-hop cost at scale",
+        "k = 28 fat tree (5,488 hosts, 980 switches, 100 Gbps), 2 MB permutation, NDP as htsim-p2: the per-hop cost at scale (--parts 1,28: cut into parts for the cache)",
         include_str!("../../../examples/bench/fattree5488-perm-ndp.toml"),
         "20us",
     ),
