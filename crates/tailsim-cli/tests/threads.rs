@@ -157,14 +157,16 @@ fn what_a_parallel_run_cannot_take_is_an_error_before_anything_runs() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-/// The rows of `bench --threads 1,2`'s table (one per thread count, split into columns), checked: the serial
-/// run, then two threads with identical results, packets having crossed between the parts.
+/// The rows of a `bench --threads` table (one per count, split into columns; the rows start with a number).
+fn table_rows(out: &str) -> Vec<Vec<&str>> {
+    let row = |l: &&str| l.split_whitespace().next().is_some_and(|c| c.parse::<usize>().is_ok());
+    out.lines().filter(row).map(|l| l.split_whitespace().collect()).collect()
+}
+
+/// The rows of `bench --threads 1,2`'s table, checked: the serial run, then two threads with identical
+/// results, packets having crossed between the parts.
 fn serial_then_identical<'a>(out: &'a str, name: &str) -> Vec<Vec<&'a str>> {
-    let rows: Vec<Vec<&str>> = out
-        .lines()
-        .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .filter(|w| w.first().is_some_and(|c| c.parse::<usize>().is_ok()))
-        .collect();
+    let rows = table_rows(out);
     assert_eq!(
         rows.iter().map(|r| (r[0], *r.last().unwrap())).collect::<Vec<_>>(),
         [("1", "serial"), ("2", "identical")],
@@ -191,23 +193,15 @@ fn bench_threads_prints_one_row_per_count_with_the_same_results() {
 fn bench_parts_prints_a_row_per_count_of_parts() {
     let (ok, out, err) = tailsim(&["bench", "--scenario", "fattree1024-cbr", "--time", "10us", "--parts", "1,4"]);
     assert!(ok, "{out}{err}");
-    let rows: Vec<Vec<&str>> = out
-        .lines()
-        .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .filter(|w| w.first().is_some_and(|c| c.parse::<usize>().is_ok()))
-        .collect();
+    let rows = table_rows(&out);
     let cells: Vec<_> = rows.iter().map(|r| (r[0], r[1], *r.last().unwrap())).collect();
     assert_eq!(cells, [("1", "1", "serial"), ("1", "4", "identical")], "{out}");
     assert!(rows[1][6].parse::<u64>().unwrap() > 0 && rows[0][7] == rows[1][7], "handovers, events: {out}");
     let (ok, out, _) =
         tailsim(&["bench", "--scenario", "fattree1024-cbr", "--time", "5us", "--threads", "1,2", "--parts", "2"]);
     assert!(ok, "{out}");
-    let firsts: Vec<_> = out
-        .lines()
-        .filter_map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().try_into().ok())
-        .filter(|[t, _]: &[&str; 2]| t.parse::<usize>().is_ok())
-        .collect();
-    assert_eq!(firsts, [["1", "2"], ["2", "2"]], "{out}");
+    let firsts: Vec<_> = table_rows(&out).iter().map(|r| (r[0], r[1])).collect();
+    assert_eq!(firsts, [("1", "2"), ("2", "2")], "{out}");
     let (ok, _, err) = tailsim(&["bench", "--scenario", "fattree1024-cbr", "--threads", "4", "--parts", "2"]);
     assert!(!ok && err.contains("--parts: every count is below every thread count"), "{err}");
     let (ok, _, err) = tailsim(&["bench", "--scenario", "fattree1024-cbr", "--parts", "0,2"]);
