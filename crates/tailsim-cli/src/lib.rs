@@ -63,8 +63,9 @@ enum Cmd {
         /// Cut the fabric into this many parts (default: one per thread), each thread running its share of
         /// them in turn, window by window: the same results again. More parts than threads keep each
         /// window's work in one part's memory, faster where the packets in flight outgrow the last-level
-        /// cache (about 2x for a permutation on 5,488 hosts, one thread) and slower where they fit; every part holds a
-        /// whole world, so memory grows with the parts (docs/parallel.md, "More parts than threads").
+        /// cache (about 2x for a permutation on 5,488 hosts, one thread) and slower where they fit; every
+        /// part holds a whole world, so memory grows with the parts (docs/parallel.md, "More parts than
+        /// threads").
         #[arg(long, value_name = "N")]
         parts: Option<usize>,
         /// Refuse a run estimated to need more memory than this, e.g. 64GB, or "none" (default: 90 % of

@@ -125,7 +125,8 @@ pub fn main(
     if pairs.iter().any(|&(_, p)| p > 1) && !row_json {
         let e = sc.load()?;
         if let Some(why) = e.world.parallel_refusal(&e.stop) {
-            return Err(format!("{flag}: {name} cannot run in parts yet: {why}"));
+            let how = if parts.is_empty() { "on more than one thread" } else { "in parts" };
+            return Err(format!("{flag}: {name} cannot run {how} yet: {why}"));
         }
         for &(_, p) in pairs.iter().filter(|&&(_, p)| p > 1) {
             e.parallel_cut(p).map_err(|why| format!("{p} parts: {name}: {why}"))?;

@@ -206,6 +206,9 @@ fn bench_parts_prints_a_row_per_count_of_parts() {
     assert!(!ok && err.contains("--parts: every count is below every thread count"), "{err}");
     let (ok, _, err) = tailsim(&["bench", "--scenario", "fattree1024-cbr", "--parts", "0,2"]);
     assert!(!ok && err.contains("--parts: give counts of parts of 1 or more"), "{err}");
+    // A cut that cannot be made is refused before anything runs (htsim-p2's flows: at most 32 ToRs).
+    let (ok, out, err) = tailsim(&["bench", "--scenario", "htsim-p2", "--parts", "1,200"]);
+    assert!(!ok && err.contains("200 parts: htsim-p2: ") && !out.contains("serial"), "{out}{err}");
 }
 
 /// Every bench scenario, briefly, on one thread and two: the same results (`bench --threads` compares the
