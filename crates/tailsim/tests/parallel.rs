@@ -710,6 +710,29 @@ fn an_interrupted_parallel_run_stops_at_a_meeting_with_its_packets_accounted() {
     assert!(s.packets.in_flight > 0);
 }
 
+/// A parallel run's progress counts every part's finished flows (each part finishes those of its own
+/// receivers), and the flows started and not finished as active: late in the run it reports more flows
+/// finished than the first part's receivers have (seen to fail with the first part's own count).
+#[test]
+fn a_parallel_runs_progress_counts_every_parts_finished_flows() {
+    let toml = tcp_fat_tree(300, "kind = \"tcp\"", "");
+    let mut e = exp(&toml);
+    let cut = e.parallel_cut(4).unwrap();
+    let others = (1..4).map(|_| exp(&toml)).collect();
+    let mut seen = (0, 0);
+    let (s, _) = e
+        .run_parallel(others, 1, &mut |p| {
+            assert_eq!(p.active_flows as u64, p.flows_started - p.flows_finished, "{}", p.flows_finished);
+            seen = (seen.0 + 1, seen.1.max(p.flows_finished));
+            true
+        })
+        .unwrap();
+    let total = s.flows_finished;
+    let first: u64 = (0..e.world.records.len()).filter(|&i| cut.of(e.world.records.nth(i).dst) == 0).count() as u64;
+    assert!(seen.0 > 5 && total > 300 && first < total / 2, "{seen:?} calls, {total} flows, {first} to part 0");
+    assert!(seen.1 > first && seen.1 <= total, "at most {} seen finished, {first} in part 0, {total} in all", seen.1);
+}
+
 #[test]
 fn a_shift_makes_the_sources_written_out_host_by_host() {
     let long = raw_fat_tree(4, 5, 100);

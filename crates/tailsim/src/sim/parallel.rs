@@ -343,6 +343,8 @@ struct Meeting {
     retired: Vec<Mutex<Vec<u32>>>,
     error: Mutex<Option<String>>,
     events: Vec<AtomicU64>,
+    /// Every part's finished flows (each counts those of its own receivers), for progress.
+    finished: Vec<AtomicU64>,
 }
 
 /// Offers at a meeting: a part's next event at time t offers t + 1; STOP ends the run (interrupted or failed).
@@ -359,6 +361,7 @@ impl Meeting {
             retired: (0..2 * n).map(|_| Mutex::new(Vec::new())).collect(),
             error: Mutex::new(None),
             events: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            finished: (0..n).map(|_| AtomicU64::new(0)).collect(),
         }
     }
 
@@ -379,9 +382,15 @@ impl Meeting {
         self.error.lock().unwrap_or_else(|e| e.into_inner()).is_some()
     }
 
+    /// The run's progress as of the last meeting: the first part's clock and flows started (every part
+    /// records every flow), every part's events and finished flows summed, and the flows started and not
+    /// finished as the active ones (a part's own count would be its hosts' share, or count a flow between
+    /// two parts twice).
     fn progress(&self, first: &World) -> Progress {
         let mut p = first.progress();
         p.events = self.events.iter().map(|e| e.load(Ordering::Relaxed)).sum();
+        p.flows_finished = self.finished.iter().map(|e| e.load(Ordering::Relaxed)).sum();
+        p.active_flows = p.flows_started.saturating_sub(p.flows_finished) as usize;
         p
     }
 
@@ -570,6 +579,7 @@ impl<'a> Part<'a> {
         }
         *meet.retired(round, self.id).lock().unwrap_or_else(|e| e.into_inner()) = self.w.transport.take_retiring();
         meet.events[self.id].store(self.w.ev.processed(), Ordering::Relaxed);
+        meet.finished[self.id].store(self.w.flows_finished, Ordering::Relaxed);
         earliest
     }
 
