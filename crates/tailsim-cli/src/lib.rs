@@ -380,17 +380,10 @@ fn run(
     if let Some(s) = seed {
         sets.push(format!("seed={s}"));
     }
-    if threads == 0 {
-        return Err("--threads: give 1 or more".into());
-    }
-    let (parts, flag) = match parts {
-        None => (threads, format!("--threads {threads}")),
-        Some(0) => return Err("--parts: give 1 or more".into()),
-        Some(p) if p < threads => {
-            return Err(format!("--parts {p}: fewer parts than --threads {threads} (a thread runs one part or more)"))
-        }
-        Some(p) => (p, format!("--parts {p}")),
-    };
+    let (parts, flag) = tailsim::run::parts_of_run(threads, parts, |k, v| match v {
+        Some(v) => format!("--{k} {v}"),
+        None => format!("--{k}"),
+    })?;
     let before = tailsim::run::resident_memory_bytes();
     let mut exp = tailsim::load(&config, &sets).map_err(|e| e.to_string())?;
     for w in &exp.warnings {

@@ -113,19 +113,11 @@ fn run(
     threads: usize,
     parts: Option<usize>,
 ) -> PyResult<(String, String)> {
-    if threads == 0 {
-        return Err(ConfigError::new_err("threads: give 1 or more"));
-    }
-    let (parts, arg) = match parts {
-        None => (threads, format!("threads={threads}")),
-        Some(0) => return Err(ConfigError::new_err("parts: give 1 or more")),
-        Some(p) if p < threads => {
-            return Err(ConfigError::new_err(format!(
-                "parts={p}: fewer parts than threads={threads} (a thread runs one part or more)"
-            )))
-        }
-        Some(p) => (p, format!("parts={p}")),
-    };
+    let (parts, arg) = tailsim::run::parts_of_run(threads, parts, |k, v| match v {
+        Some(v) => format!("{k}={v}"),
+        None => k.to_string(),
+    })
+    .map_err(ConfigError::new_err)?;
     let before = tailsim::run::resident_memory_bytes();
     let mut exp = build(kind, text, origin, base_dir, &sets)?;
     if parts > 1 {

@@ -199,6 +199,30 @@ pub fn resident_memory_bytes() -> Option<u64> {
     proc_kib_field("/proc/self/status", "VmRSS:")
 }
 
+/// How many parts a run on `threads` threads is cut into, and the option its errors name: `parts` if given
+/// (at least one part per thread), else one per thread (docs/parallel.md). `opt(name, value)` spells an
+/// option as the caller's user writes it (`--parts 28`, `parts=28`; with no value, its bare name), so the
+/// command line and the Python package share one rule and its messages.
+pub fn parts_of_run(
+    threads: usize,
+    parts: Option<usize>,
+    opt: impl Fn(&str, Option<usize>) -> String,
+) -> Result<(usize, String), String> {
+    if threads == 0 {
+        return Err(format!("{}: give 1 or more", opt("threads", None)));
+    }
+    match parts {
+        None => Ok((threads, opt("threads", Some(threads)))),
+        Some(0) => Err(format!("{}: give 1 or more", opt("parts", None))),
+        Some(p) if p < threads => Err(format!(
+            "{}: fewer parts than {} (a thread runs one part or more)",
+            opt("parts", Some(p)),
+            opt("threads", Some(threads))
+        )),
+        Some(p) => Ok((p, opt("parts", Some(p)))),
+    }
+}
+
 /// Whether `parts` whole worlds fit the memory limit (`--max-memory`, TAILSIM_MAX_MEMORY, else 90 % of the
 /// machine), judged once the first is built: `world` is what building it added to this process's resident
 /// memory. Every part of a parallel run holds a whole world (docs/parallel.md).

@@ -434,7 +434,14 @@ impl Meeting {
         let mut round = 0;
         let mut asked = false;
         loop {
-            let offer = parts.iter_mut().map(|p| p.offer(self, round, asked)).min().expect("a part");
+            let offer = parts
+                .iter_mut()
+                .map(|p| {
+                    current.set(p.id);
+                    p.offer(self, round, asked)
+                })
+                .min()
+                .expect("a part");
             let min = self.barrier.wait_min(g, offer);
             // Each part takes in and runs its window in turn: a window posts nothing until the next meeting,
             // so the order of a group's parts does not matter.
