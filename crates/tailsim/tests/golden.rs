@@ -117,7 +117,7 @@ fn run_scenario(file: &str, set: &[&str]) -> serde_json::Value {
 }
 
 /// `deep`: the run loop prefetches a packet-hop's whole chain from the first event (normally only past the
-/// last-level cache's size, which none of these small scenarios reaches).
+/// last-level cache's size, at most 32 MiB, which none of these small scenarios reaches).
 fn run_scenario_with(file: &str, set: &[&str], deep: bool) -> serde_json::Value {
     let mut e = load_scenario(file, set);
     if deep {
@@ -160,7 +160,7 @@ const MECHANISM_SCENARIOS: &[(&str, &[&str])] = &[
 
 #[test]
 fn prefetching_the_whole_chain_changes_no_result() {
-    // The deep prefetch stages (sim/mod.rs, `prefetch_ahead`) only run past the last-level cache's size in
+    // The deep prefetch stages (sim/mod.rs, `prefetch_ahead`) only run past the last-level cache's size (at most 32 MiB) in
     // ordinary runs; here from the first event, on every golden scenario (against the committed outputs)
     // and on each switch mechanism (against the same run without them).
     let mut failures = vec![];

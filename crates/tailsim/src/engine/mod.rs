@@ -12,7 +12,7 @@ mod slab;
 pub use barrier::{cores, measure_meeting, MinBarrier};
 pub use hugepages::HugePageAlloc;
 pub use pipe::Pipe;
-pub use prefetch::{last_level_cache_bytes, prefetch, prefetch_lines};
+pub use prefetch::{deep_prefetch_from, prefetch, prefetch_lines};
 pub use queue::{start_tie, Event, EventQueue, Held, Message, Next, TimerKind, Word, EVERY_PART, FIRST_SEQ};
 pub use rng::{stream_seed, Rng};
 pub use slab::Slab;

@@ -39,6 +39,26 @@ pub fn last_level_cache_bytes() -> usize {
     })
 }
 
+/// The largest last-level cache the deep prefetch stages trust (`deep_prefetch_from`).
+const DEEP_PREFETCH_CAP: usize = 32 << 20;
+
+/// The working set beyond which the run loop prefetches a packet-hop's whole chain (sim/mod.rs,
+/// `prefetch_ahead`): the last-level cache as Linux reports it, but never more than 32 MiB.
+///
+/// Why the cap: what counts is how much of that cache one simulating thread gets at a cache's latency, and a
+/// virtual machine may report its host's whole cache. Measured on two 2-core VMs (docs/performance.md,
+/// change 27): an AMD EPYC reporting 32 MiB gains from the deep stages at 184 MB of
+/// packets and ports (+40 %) and loses below 32 MB (−3 to −10 % at 20 MB); an Intel Xeon reporting 480 MiB
+/// never turned them on, and forced on they gained +9 to +19 % at 184 MB, +3 % at 20 MB and lost 8 % at 128
+/// hosts (2.5 MB). Capped at 32 MiB both get the gain at scale and neither loses at 128 hosts.
+pub fn deep_prefetch_from() -> usize {
+    deep_threshold(last_level_cache_bytes())
+}
+
+fn deep_threshold(last_level_cache: usize) -> usize {
+    last_level_cache.min(DEEP_PREFETCH_CAP)
+}
+
 /// "32768K", "1M", "512" (bytes) as sysfs writes a cache's size.
 fn parse_cache_size(s: &str) -> Option<usize> {
     let (digits, unit) = match s.as_bytes().last()? {
@@ -62,5 +82,14 @@ mod tests {
         assert_eq!(parse_cache_size("x"), None);
         assert_eq!(parse_cache_size(""), None);
         assert!(last_level_cache_bytes() >= 1 << 10);
+        assert!(deep_prefetch_from() <= last_level_cache_bytes());
+    }
+
+    #[test]
+    fn the_deep_stages_start_at_the_cache_size_but_never_past_32_mib() {
+        assert_eq!(deep_threshold(2 << 20), 2 << 20);
+        assert_eq!(deep_threshold(32 << 20), 32 << 20);
+        // What an Intel VM reported: its host's whole cache.
+        assert_eq!(deep_threshold(480 << 20), 32 << 20);
     }
 }

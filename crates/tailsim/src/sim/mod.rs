@@ -134,7 +134,8 @@ pub struct World {
     /// The packets in flight and the ports no longer fit in the last-level cache: prefetch the whole chain
     /// of a packet-hop (`prefetch_ahead`). Re-judged at every progress poll; results do not depend on it.
     deep_prefetch: bool,
-    /// The working set beyond which `deep_prefetch` is set: the last-level cache's size.
+    /// The working set beyond which `deep_prefetch` is set: the last-level cache's size, at most 32 MiB
+    /// (`engine::deep_prefetch_from`).
     deep_from: usize,
     /// Per generator: the class its flows' packets use, if the workload sets one.
     pub flow_class: Vec<Option<u8>>,
@@ -214,7 +215,7 @@ impl World {
             foreground_done: false,
             dormant: Default::default(),
             deep_prefetch: false,
-            deep_from: crate::engine::last_level_cache_bytes(),
+            deep_from: crate::engine::deep_prefetch_from(),
             flow_class: Vec::new(),
             queue_samples: Vec::new(),
             sample_every,
@@ -353,11 +354,12 @@ impl World {
     /// at a switch the route's table entry two later and the egress port the packet will likely take one
     /// later; for the end of a serialization, the queue's head from four events later (one stage for a FIFO
     /// class's head slot, four for a NIC's own order: its record, turn, flow queue, slot). While the working
-    /// set fits in the last-level cache (`deep_prefetch` unset) only the first three stages of a wire arrival
-    /// run, two to four events ahead: the later stages repeat the route's choice, which costs more than the
-    /// misses it saves while those are cache hits (measured, docs/performance.md: −15 to −20 % packet-hops
-    /// per second at 128 hosts, 2 MB; −10 % at 5 MB; −3 to −10 % at 1,024 hosts, 20 MB; +40 % at 5,488
-    /// hosts, 184 MB, on this machine's 32 MB cache). Results do not depend on it.
+    /// set fits in the last-level cache, at most 32 MiB of it (`deep_prefetch` unset; `deep_from`), only the
+    /// first three stages of a wire arrival run, two to four events ahead: the later stages repeat the route's
+    /// choice, which costs more than the misses it saves while those are cache hits (measured,
+    /// docs/performance.md: −15 to −20 % packet-hops per second at 128 hosts, 2 MB; −10 % at 5 MB; −3 to −10 %
+    /// at 1,024 hosts, 20 MB; +40 % at 5,488 hosts, 184 MB, on an AMD VM's 32 MB cache; −8 % at 128 hosts and
+    /// +9 to +19 % at 5,488 on an Intel VM's). Results do not depend on it.
     #[inline(always)]
     fn prefetch_ahead(&self) {
         if !self.deep_prefetch {
@@ -400,7 +402,7 @@ impl World {
     }
 
     /// Prefetch the whole chain of a packet-hop once the working set exceeds `bytes` (0: from the first
-    /// event) instead of the last-level cache's size. For tests and measurements: results never depend on
+    /// event) instead of `engine::deep_prefetch_from()`. For tests and measurements: results never depend on
     /// it (tests/golden.rs runs every golden scenario and each switch mechanism with it at 0).
     pub fn set_deep_prefetch_from(&mut self, bytes: usize) {
         self.deep_from = bytes;
