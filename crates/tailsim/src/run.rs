@@ -577,7 +577,7 @@ impl Experiment {
 
     fn write_tables(&self, dir: &Path, summary: &Summary) -> io::Result<()> {
         // One table at a time, each built just before it is written; the flows table in chunks too, so its
-        // columns never exist whole beside the records (docs/performance.md).
+        // columns never exist whole beside the records (docs/performance-log.md, "Memory of long runs").
         let mut files = serde_json::Map::new();
         let meta = self.table_metadata(summary);
         let mut write_chunks = |name: &str, header: &[Column], chunks: &mut Chunks| -> io::Result<()> {

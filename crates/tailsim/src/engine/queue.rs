@@ -153,7 +153,7 @@ const WORDS: usize = BUCKETS / 64;
 /// bucket; when the clock reaches a bucket its events (a few to a few thousand) are moved into one vector,
 /// sorted once, and popped from its end. The heap it replaced did log4(n) levels of unpredictable
 /// comparisons per pop over two cache lines each: at 1,024 hosts (13,000 pending events) its pops were 44 %
-/// of all instructions (docs/performance.md). Timers (RTOs, NDP's timeouts) and slow links' events stay in
+/// of all instructions (docs/performance-log.md, change 2). Timers (RTOs, NDP's timeouts) and slow links' events stay in
 /// the heap and move into the wheel when they come within the horizon.
 ///
 /// A bucket is a list of blocks of seven events (256 bytes, four cache lines), filled from the newest

@@ -23,7 +23,7 @@
 //! each with 7-33 % of its events deferred, against the same run with `World::defer_starts` off).
 //!
 //! Why: in a backlogged port every packet-hop had two events, its end of serialization and its arrival; now
-//! it has one (docs/performance.md, change 25).
+//! it has one (docs/performance-log.md, change 25).
 
 use super::egress::BufferPolicy;
 use super::port::{Defer, Port};

@@ -17,7 +17,7 @@ impl Network {
 
     /// `on_tx_done`, in line: a deferred end's catch-up (net/lazy.rs) runs it for nearly half the events of a
     /// backlogged fabric, and out of line its call saved and restored registers each time (callgrind: −2.3 %
-    /// of all instructions in `htsim-p2` in line; docs/performance.md, change 26).
+    /// of all instructions in `htsim-p2` in line; docs/performance-log.md, change 26).
     #[inline(always)]
     pub(super) fn tx_done(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) {
         let Some((id, size)) = self.tx_current[port.idx()].take() else {

@@ -119,7 +119,7 @@ pub enum EcnMode {
 /// every packet-hop in its first two lines, which the run loop prefetches for the coming events
 /// (engine/prefetch.rs), the counters in the third, the queue after. With the compiler's own order the flags
 /// and the corruption probability sat in the record's last two lines, the wire in the second, and the
-/// arrival through a port touched four lines of it (docs/performance.md).
+/// arrival through a port touched four lines of it (docs/performance-log.md, change 9).
 #[repr(C, align(64))]
 pub struct Port {
     // Line 0: what every event on the port reads (the arrival through it, admission, the transmitter).

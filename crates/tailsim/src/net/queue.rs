@@ -15,7 +15,7 @@ pub const CLASSES: usize = 8;
 ///
 /// A slot keeps the packet's size beside its id, so the transmitter learns how long the packet takes without
 /// reading it: a packet waits in a queue long enough to leave the caches, and reading its size was a miss
-/// per packet-hop at 1,024 hosts (docs/performance.md).
+/// per packet-hop at 1,024 hosts (docs/performance-log.md, change 3).
 ///
 /// `repr(C)`, the byte counts first: admission reads a class's bytes and its deque's header, and in this
 /// order those of classes 0–3 lie in the port record's lines that `Port::prefetch_queue` loads.

@@ -357,7 +357,7 @@ impl World {
     /// set fits in the last-level cache, at most 32 MiB of it (`deep_prefetch` unset; `deep_from`), only the
     /// first three stages of a wire arrival run, two to four events ahead: the later stages repeat the route's
     /// choice, which costs more than the misses it saves while those are cache hits (measured,
-    /// docs/performance.md: −15 to −20 % packet-hops per second at 128 hosts, 2 MB; −10 % at 5 MB; −3 to −10 %
+    /// docs/performance-log.md, changes 14 and 27: −15 to −20 % packet-hops per second at 128 hosts, 2 MB; −10 % at 5 MB; −3 to −10 %
     /// at 1,024 hosts, 20 MB; +40 % at 5,488 hosts, 184 MB, on an AMD VM's 32 MB cache; −8 % at 128 hosts and
     /// +9 to +19 % at 5,488 on an Intel VM's). Results do not depend on it.
     #[inline(always)]
