@@ -389,13 +389,8 @@ fn run(
     for w in &exp.warnings {
         eprintln!("warning: {w}");
     }
+    exp.prepare_parts(parts, before, &flag, &config.display().to_string())?;
     if parts > 1 {
-        if let Some(why) = exp.world.parallel_refusal(&exp.stop) {
-            return Err(format!("{flag}: {}: {why}", config.display()));
-        }
-        exp.parallel_cut(parts).map_err(|e| format!("{flag}: {}: {e}", config.display()))?;
-        let world = tailsim::run::resident_memory_bytes().zip(before).map_or(0, |(a, b)| a.saturating_sub(b));
-        tailsim::run::check_parallel_memory(parts, world).map_err(|e| format!("{flag}: {e}"))?;
         let cores = tailsim::engine::cores();
         if threads > cores {
             eprintln!(

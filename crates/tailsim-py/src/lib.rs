@@ -120,14 +120,7 @@ fn run(
     .map_err(ConfigError::new_err)?;
     let before = tailsim::run::resident_memory_bytes();
     let mut exp = build(kind, text, origin, base_dir, &sets)?;
-    if parts > 1 {
-        if let Some(why) = exp.world.parallel_refusal(&exp.stop) {
-            return Err(ConfigError::new_err(format!("{arg}: {origin}: {why}")));
-        }
-        exp.parallel_cut(parts).map_err(|e| ConfigError::new_err(format!("{arg}: {origin}: {e}")))?;
-        let world = tailsim::run::resident_memory_bytes().zip(before).map_or(0, |(a, b)| a.saturating_sub(b));
-        tailsim::run::check_parallel_memory(parts, world).map_err(|e| ConfigError::new_err(format!("{arg}: {e}")))?;
-    }
+    exp.prepare_parts(parts, before, &arg, origin).map_err(ConfigError::new_err)?;
     // Every part of a parallel run runs in a whole world of its own (docs/parallel.md).
     let others = (1..parts).map(|_| build(kind, text, origin, base_dir, &sets)).collect::<PyResult<Vec<_>>>()?;
     let dir = out_dir.map_or_else(|| exp.default_out_dir(&sets), PathBuf::from);

@@ -274,6 +274,23 @@ impl Experiment {
     /// The cut of a run in `parts` parts (docs/parallel.md): as `Partition::new` cuts the fabric, but a run
     /// of flows keeps every host with its switch (a receiver's accounting reads its downlink), so it takes at
     /// most as many parts as the fabric has ToRs. An error says why a cut cannot be made.
+    /// Make ready to run as `parts` parts (nothing to do for one): refuse what a parallel run cannot do yet,
+    /// check that the fabric can be cut so, and that `parts` whole worlds fit the memory limit (`before`:
+    /// this process's resident memory before this experiment was loaded). The messages name `arg` (the flag
+    /// or keyword that asked for parts) and `origin` (the experiment's file). The command line and the Python
+    /// package both call this, before they load the other parts.
+    pub fn prepare_parts(&self, parts: usize, before: Option<u64>, arg: &str, origin: &str) -> Result<(), String> {
+        if parts <= 1 {
+            return Ok(());
+        }
+        if let Some(why) = self.world.parallel_refusal(&self.stop) {
+            return Err(format!("{arg}: {origin}: {why}"));
+        }
+        self.parallel_cut(parts).map_err(|e| format!("{arg}: {origin}: {e}"))?;
+        let world = resident_memory_bytes().zip(before).map_or(0, |(a, b)| a.saturating_sub(b));
+        check_parallel_memory(parts, world).map_err(|e| format!("{arg}: {e}"))
+    }
+
     pub fn parallel_cut(&self, parts: usize) -> Result<crate::net::partition::Partition, String> {
         use crate::net::partition::Partition;
         if self.flow_level {
