@@ -143,6 +143,19 @@ impl Network {
             pt.queue.prefetch_head(stage, pt.paused);
         }
     }
+    /// Whether `p` has deferred the end of a serialization (net/lazy.rs), which its wire's next arrival
+    /// catches up: the transmitter then takes the queue's head. Reads the port's first line (stage 1).
+    #[inline(always)]
+    pub fn deferred(&self, p: PortId) -> bool {
+        self.ports.get(p.idx()).is_some_and(|pt| pt.defer == port::Defer::Deferred)
+    }
+    /// The queue's lines of port `p` (a stage before `prefetch_queue_head`).
+    #[inline(always)]
+    pub fn prefetch_queue_lines(&self, p: PortId) {
+        if let Some(pt) = self.ports.get(p.idx()) {
+            pt.prefetch_queue();
+        }
+    }
     /// Prefetch stage 2 for a wire arrival on `p`: the entry of the wire's head (the port's record is
     /// expected in the cache by now, from stage 1).
     #[inline(always)]

@@ -614,4 +614,11 @@ fn the_prefetcher_reads_ahead_over_a_frame_addressed_to_a_switch_without_harm() 
     n.prefetch_wire_packet(up, &pk);
     n.prefetch_route(up, &pk);
     n.prefetch_egress(up, &pk);
+    // A port that deferred its end of serialization: the arrival's stages walk its queue too.
+    n.ports[up.idx()].defer = super::port::Defer::Deferred;
+    assert!(n.deferred(up) && !n.deferred(PortId(u32::MAX)));
+    n.prefetch_queue_lines(up);
+    for stage in 0..4 {
+        n.prefetch_queue_head(up, stage);
+    }
 }

@@ -353,13 +353,17 @@ impl World {
     /// of a serialization); for a wire arrival, its wire's head entry four later, the packet three later,
     /// at a switch the route's table entry two later and the egress port the packet will likely take one
     /// later; for the end of a serialization, the queue's head from four events later (one stage for a FIFO
-    /// class's head slot, four for a NIC's own order: its record, turn, flow queue, slot). While the working
-    /// set fits in the last-level cache, at most 32 MiB of it (`deep_prefetch` unset; `deep_from`), only the
-    /// first three stages of a wire arrival run, two to four events ahead: the later stages repeat the route's
-    /// choice, which costs more than the misses it saves while those are cache hits (measured,
-    /// docs/performance-log.md, changes 14 and 27: −15 to −20 % packet-hops per second at 128 hosts, 2 MB; −10 % at 5 MB; −3 to −10 %
-    /// at 1,024 hosts, 20 MB; +40 % at 5,488 hosts, 184 MB, on an AMD VM's 32 MB cache; −8 % at 128 hosts and
-    /// +9 to +19 % at 5,488 on an Intel VM's). Results do not depend on it.
+    /// class's head slot, four for a NIC's own order: its record, turn, flow queue, slot). A wire arrival on
+    /// a port that deferred its end of serialization (net/lazy.rs) catches that end up, and the transmitter
+    /// takes its queue's head, with no event of its own to prefetch for: so from four events later, once the
+    /// port's first line is in, such an arrival walks the queue's chain too (its lines, then the head's
+    /// stages but the last; a NIC's flow queue slot is left to miss). While the working set fits in the
+    /// last-level cache, at most 32 MiB of it (`deep_prefetch` unset; `deep_from`), only the first three
+    /// stages of a wire arrival run, two to four events ahead: the later stages repeat the route's choice,
+    /// which costs more than the misses it saves while those are cache hits (measured,
+    /// docs/performance-log.md, changes 14, 27 and 28: −15 to −20 % packet-hops per second at 128 hosts, 2 MB;
+    /// −10 % at 5 MB; −3 to −10 % at 1,024 hosts, 20 MB; +40 % at 5,488 hosts, 184 MB, on an AMD VM's 32 MB
+    /// cache; −8 % at 128 hosts and +9 to +19 % at 5,488 on an Intel VM's). Results do not depend on it.
     #[inline(always)]
     fn prefetch_ahead(&self) {
         if !self.deep_prefetch {
@@ -374,28 +378,56 @@ impl World {
             }
             return;
         }
+        self.prefetch_deep();
+    }
+
+    /// The deep stages (`prefetch_ahead`), out of line: they run only where a hop waits on memory, and in line
+    /// their code moved the registers of the run loop that every run executes (callgrind, `htsim-p2`, where
+    /// they never run: +1.3 % instructions in line).
+    #[inline(never)]
+    fn prefetch_deep(&self) {
         match self.ev.upcoming(4) {
             Some(Event::WireArrival(p)) => self.net.prefetch_port(p, false),
             Some(Event::TxDone(p)) => self.net.prefetch_port(p, true),
             _ => {}
         }
         match self.ev.upcoming(3) {
-            Some(Event::WireArrival(p)) => self.net.prefetch_wire_head(p),
+            Some(Event::WireArrival(p)) => {
+                self.net.prefetch_wire_head(p);
+                if self.net.deferred(p) {
+                    self.net.prefetch_queue_lines(p);
+                }
+            }
             Some(Event::TxDone(p)) => self.net.prefetch_queue_head(p, 0),
             _ => {}
         }
         match self.ev.upcoming(2) {
-            Some(Event::WireArrival(p)) => self.net.prefetch_wire_packet(p, &self.pk),
+            Some(Event::WireArrival(p)) => {
+                self.net.prefetch_wire_packet(p, &self.pk);
+                if self.net.deferred(p) {
+                    self.net.prefetch_queue_head(p, 0);
+                }
+            }
             Some(Event::TxDone(p)) => self.net.prefetch_queue_head(p, 1),
             _ => {}
         }
         match self.ev.upcoming(1) {
-            Some(Event::WireArrival(p)) => self.net.prefetch_route(p, &self.pk),
+            Some(Event::WireArrival(p)) => {
+                self.net.prefetch_route(p, &self.pk);
+                if self.net.deferred(p) {
+                    self.net.prefetch_queue_head(p, 1);
+                }
+            }
             Some(Event::TxDone(p)) => self.net.prefetch_queue_head(p, 2),
             _ => {}
         }
         match self.ev.upcoming(0) {
-            Some(Event::WireArrival(p)) => self.net.prefetch_egress(p, &self.pk),
+            Some(Event::WireArrival(p)) => {
+                self.net.prefetch_egress(p, &self.pk);
+                if self.net.deferred(p) {
+                    self.net.prefetch_queue_head(p, 2);
+                }
+            }
             Some(Event::TxDone(p)) => self.net.prefetch_queue_head(p, 3),
             _ => {}
         }
