@@ -271,9 +271,6 @@ impl Experiment {
         self.summary(stop, wall)
     }
 
-    /// The cut of a run in `parts` parts (docs/parallel.md): as `Partition::new` cuts the fabric, but a run
-    /// of flows keeps every host with its switch (a receiver's accounting reads its downlink), so it takes at
-    /// most as many parts as the fabric has ToRs. An error says why a cut cannot be made.
     /// Make ready to run as `parts` parts (nothing to do for one): refuse what a parallel run cannot do yet,
     /// check that the fabric can be cut so, and that `parts` whole worlds fit the memory limit (`before`:
     /// this process's resident memory before this experiment was loaded). The messages name `arg` (the flag
@@ -291,6 +288,9 @@ impl Experiment {
         check_parallel_memory(parts, world).map_err(|e| format!("{arg}: {e}"))
     }
 
+    /// The cut of a run in `parts` parts (docs/parallel.md): as `Partition::new` cuts the fabric, but a run
+    /// of flows keeps every host with its switch (a receiver's accounting reads its downlink), so it takes at
+    /// most as many parts as the fabric has ToRs. An error says why a cut cannot be made.
     pub fn parallel_cut(&self, parts: usize) -> Result<crate::net::partition::Partition, String> {
         use crate::net::partition::Partition;
         if self.flow_level {

@@ -5,8 +5,8 @@
 //! pages nearly every read past the caches also misses the TLB (whose 2,048 entries cover 8 MB), a page walk
 //! that in a virtual machine costs several memory reads of its own. Linux distributions commonly ship THP
 //! in `madvise` mode (this machine's, Debian's), where only memory marked so gets 2 MB pages. Measured
-//! (docs/performance-log.md, change 13): +2–7 % packet-hops per CPU second at 1,024 hosts, up to +5 % at 5,488, nothing
-//! at 128 (everything is in the caches). The heap's small blocks (wires, NIC queues) stay on 4 KB pages:
+//! (docs/performance-log.md, change 13): +2–7 % packet-hops per CPU second at 1,024 hosts, up to +5 % at
+//! 5,488, nothing at 128 (everything is in the caches). The heap's small blocks (wires, NIC queues) stay on 4 KB pages:
 //! glibc marks those too only when the process starts with `GLIBC_TUNABLES=glibc.malloc.hugetlb=1`
 //! (another 5–10 % at scale; a user's choice). Nothing else changes: a hint the kernel may ignore (THP
 //! `never`, other systems), which can never alter a result.

@@ -47,10 +47,10 @@ const DEEP_PREFETCH_CAP: usize = 32 << 20;
 ///
 /// Why the cap: what counts is how much of that cache one simulating thread gets at a cache's latency, and a
 /// virtual machine may report its host's whole cache. Measured on two 2-core VMs (docs/performance-log.md,
-/// change 27): an AMD EPYC reporting 32 MiB gains from the deep stages at 184 MB of
-/// packets and ports (+40 %) and loses below 32 MB (−3 to −10 % at 20 MB); an Intel Xeon reporting 480 MiB
-/// never turned them on, and forced on they gained +9 to +19 % at 184 MB, +3 % at 20 MB and lost 8 % at 128
-/// hosts (2.5 MB). Capped at 32 MiB both get the gain at scale and neither loses at 128 hosts.
+/// change 27): an AMD EPYC reporting 32 MiB gains from the deep stages at 184 MB of packets and ports
+/// (+40 %) and loses below 32 MB (−3 to −10 % at 20 MB); an Intel Xeon reporting 480 MiB never turned them
+/// on, and forced on they gained +9 to +19 % at 184 MB, +3 % at 20 MB and lost 8 % at 128 hosts (2.5 MB).
+/// Capped at 32 MiB both get the gain at scale and neither loses at 128 hosts.
 pub fn deep_prefetch_from() -> usize {
     deep_threshold(last_level_cache_bytes())
 }

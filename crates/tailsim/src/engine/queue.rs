@@ -153,8 +153,8 @@ const WORDS: usize = BUCKETS / 64;
 /// bucket; when the clock reaches a bucket its events (a few to a few thousand) are moved into one vector,
 /// sorted once, and popped from its end. The heap it replaced did log4(n) levels of unpredictable
 /// comparisons per pop over two cache lines each: at 1,024 hosts (13,000 pending events) its pops were 44 %
-/// of all instructions (docs/performance-log.md, change 2). Timers (RTOs, NDP's timeouts) and slow links' events stay in
-/// the heap and move into the wheel when they come within the horizon.
+/// of all instructions (docs/performance-log.md, change 2). Timers (RTOs, NDP's timeouts) and slow links'
+/// events stay in the heap and move into the wheel when they come within the horizon.
 ///
 /// A bucket is a list of blocks of seven events (256 bytes, four cache lines), filled from the newest
 /// block, rather than a list of single events: walking a bucket of a large fabric (thousands of events,
