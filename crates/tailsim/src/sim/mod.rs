@@ -353,14 +353,15 @@ impl World {
     /// of a serialization); for a wire arrival, its wire's head entry four later, the packet three later,
     /// at a switch the route's table entry two later and the egress port the packet will likely take one
     /// later; for the end of a serialization, the queue's head from four events later (one stage for a FIFO
-    /// class's head slot, four for a NIC's own order: its record, turn, flow queue, slot). A wire arrival on
-    /// a port that deferred its end of serialization (net/lazy.rs) catches that end up, and the transmitter
-    /// takes its queue's head, with no event of its own to prefetch for: so from four events later, once the
-    /// port's first line is in, such an arrival walks the queue's chain too (its lines, then the head's
-    /// stages but the last; a NIC's flow queue slot is left to miss). While the working set fits in the
-    /// last-level cache, at most 32 MiB of it (`deep_prefetch` unset; `deep_from`), only the first three
-    /// stages of a wire arrival run, two to four events ahead: the later stages repeat the route's choice,
-    /// which costs more than the misses it saves while those are cache hits (measured,
+    /// class's head slot, four for a NIC's own order: its record, the sending flow's, the front of that
+    /// flow's other packets, the record of its turn's last flow). A wire arrival on a port that deferred its
+    /// end of serialization (net/lazy.rs) catches that end up, and the transmitter takes its queue's head,
+    /// with no event of its own to prefetch for: so from four events later, once the port's first line is
+    /// in, such an arrival walks the queue's chain too (its lines, then the head's stages but the last).
+    /// While the working set fits in the last-level cache, at most 32 MiB of it (`deep_prefetch` unset;
+    /// `deep_from`), only the first three stages of a wire arrival run, two to four events ahead: the later
+    /// stages repeat the route's choice, which costs more than the misses it saves while those are cache
+    /// hits (measured,
     /// docs/performance-log.md, changes 14, 27 and 28: −15 to −20 % packet-hops per second at 128 hosts, 2 MB;
     /// −10 % at 5 MB; −3 to −10 % at 1,024 hosts, 20 MB; +40 % at 5,488 hosts, 184 MB, on an AMD VM's 32 MB
     /// cache; −8 % at 128 hosts and +9 to +19 % at 5,488 on an Intel VM's). Results do not depend on it.
