@@ -69,7 +69,7 @@ pub(super) fn install(c: &Ctx, cfg: &ExperimentConfig, fr: Framing, net: &mut Ne
             if cfg.switch.queue.as_deref() == Some("pfabric") {
                 return Err(c.err("pfc", "PFC pauses priority classes of FIFO queues; pFabric queues have none"));
             }
-            if net.ports.iter().any(|p| p.trim.is_some()) {
+            if net.ports.iter().any(|p| p.trim.get().is_some()) {
                 // A trimmed packet changes size and class between the ingress charge and the release.
                 return Err(c.err("pfc", "PFC does not combine with trimming switches (transport \"ndp\")"));
             }

@@ -71,13 +71,13 @@ impl Network {
         // Bytes that leave the buffer to make room (pFabric evicts lower-priority packets).
         let mut evicted_bytes = 0u64;
         if let QueueDisc::PrioFifo(q) | QueueDisc::Ordered(_, q) = &mut pt.queue {
-            if let Some(lim) = pt.trim {
+            if let Some(lim) = pt.trim.get() {
                 if q.class_bytes(class) + size > lim && pk.get(id).payload > 0 {
                     pt.stats.trims += 1;
                     (size, class) = trim(pk.get_mut(id));
                 }
             }
-            let cap = match (pt.limit, policy) {
+            let cap = match (pt.limit.get(), policy) {
                 (Some(lim), _) | (None, BufferPolicy::PerPort(lim)) => Some(lim),
                 _ => None,
             };
@@ -265,7 +265,7 @@ fn admit_pfabric(
     policy: BufferPolicy,
 ) -> Option<u64> {
     let QueueDisc::PFabric(subs) = &mut pt.queue else { unreachable!("called for pFabric ports") };
-    let limit = pt.limit.or(match policy {
+    let limit = pt.limit.get().or(match policy {
         BufferPolicy::PerPort(l) => Some(l),
         _ => None,
     });

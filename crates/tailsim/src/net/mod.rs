@@ -156,18 +156,20 @@ impl Network {
             pt.prefetch_queue();
         }
     }
-    /// Prefetch stage 2 for a wire arrival on `p`: the entry of the wire's head (the port's record is
-    /// expected in the cache by now, from stage 1).
+    /// Prefetch stage 2 for a wire arrival on `p`: the entry behind the wire's head, which the arrival
+    /// makes the head and whose time schedules the wire's next arrival (the port's record is expected in the
+    /// cache by now, from stage 1).
     #[inline(always)]
     pub fn prefetch_wire_head(&self, p: PortId) {
-        if let Some(h) = self.ports.get(p.idx()).and_then(|pt| pt.wire.head()) {
+        if let Some(h) = self.ports.get(p.idx()).and_then(|pt| pt.wire.second()) {
             crate::engine::prefetch(h);
         }
     }
-    /// Prefetch stage 3 for a wire arrival on `p`: the packet at the wire's head (its entry from stage 2).
+    /// Prefetch stage 3 for a wire arrival on `p`: the packet at the wire's head (its id in the port's
+    /// record, from stage 1).
     #[inline(always)]
     pub fn prefetch_wire_packet(&self, p: PortId, pk: &Packets) {
-        if let Some(&(_, id)) = self.ports.get(p.idx()).and_then(|pt| pt.wire.head()) {
+        if let Some((_, id)) = self.ports.get(p.idx()).and_then(|pt| pt.wire.head()) {
             pk.prefetch(id);
         }
     }
@@ -177,7 +179,7 @@ impl Network {
     #[inline(always)]
     fn head_at_switch<'a>(&self, p: PortId, pk: &'a Packets) -> Option<(usize, &'a packet::Packet)> {
         let pt = self.ports.get(p.idx())?;
-        let &(_, id) = pt.wire.head()?;
+        let (_, id) = pt.wire.head()?;
         if id == PktId::NONE || self.is_host(pt.peer) {
             return None;
         }
@@ -608,11 +610,11 @@ impl Network {
                         (None, _) => QueueDisc::PrioFifo(PrioFifo::default()),
                     },
                     bytes: 0,
-                    limit: if is_sw { None } else { prm.nic_limit },
+                    limit: port::Threshold::new(if is_sw { None } else { prm.nic_limit }),
                     class_reserve: prm.class_reserve,
                     ecn_k: prm.ecn_k,
                     ecn_mode: prm.ecn_mode,
-                    trim: if is_sw { prm.trim } else { None },
+                    trim: port::Threshold::new(if is_sw { prm.trim } else { None }),
                     busy: false,
                     tx_start: Time::ZERO,
                     busy_until: Time::ZERO,

@@ -104,6 +104,23 @@ pub enum Defer {
     Deferred,
 }
 
+/// A byte threshold of a port, or none: an `Option<u64>` in 8 bytes (u64::MAX = none, which admits and trims
+/// nothing, as no threshold does), so that the wire with its head and both thresholds fill the record's
+/// second line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Threshold(u64);
+
+impl Threshold {
+    #[inline(always)]
+    pub fn new(bytes: Option<u64>) -> Threshold {
+        Threshold(bytes.unwrap_or(u64::MAX))
+    }
+    #[inline(always)]
+    pub fn get(self) -> Option<u64> {
+        (self.0 != u64::MAX).then_some(self.0)
+    }
+}
+
 /// What ECN compares a class's threshold K with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EcnMode {
@@ -158,9 +175,9 @@ pub struct Port {
     /// Packets propagating on the link, in order.
     pub wire: Pipe,
     /// Switch ports with NDP trimming: the class-queue size beyond which data packets are cut to headers.
-    pub trim: Option<u64>,
-    /// Per-port byte limit (None = unlimited or governed by the switch's shared buffer).
-    pub limit: Option<u64>,
+    pub trim: Threshold,
+    /// Per-port byte limit (none = unlimited or governed by the switch's shared buffer).
+    pub limit: Threshold,
     // Line 2: the counters a packet-hop updates (`PortStats`' first line); then the colder state.
     pub stats: PortStats,
     /// When the packet being serialized started (valid while `busy`).
@@ -245,7 +262,7 @@ impl Port {
 const _: () = {
     use std::mem::offset_of;
     assert!(offset_of!(Port, busy_until) + 8 <= 64 && offset_of!(Port, corrupt_p) < 64);
-    assert!(offset_of!(Port, wire) >= 64 && offset_of!(Port, limit) + 16 <= 128);
+    assert!(offset_of!(Port, wire) >= 64 && offset_of!(Port, limit) + 8 <= 128);
     assert!(offset_of!(Port, stats) == 128 && offset_of!(PortStats, since) + 8 <= 64);
     assert!(offset_of!(Port, queue) == offset_of!(Port, ecn_k) + 64);
 };

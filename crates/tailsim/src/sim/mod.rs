@@ -350,14 +350,15 @@ impl World {
     /// Start loading what the coming events of the current bucket will read, one stage of the chain per
     /// event (engine/prefetch.rs), so that each stage finds in the cache what the one before loaded.
     /// Counting from the event about to be handled: the port five events later (with its queue for the end
-    /// of a serialization); for a wire arrival, its wire's head entry four later, the packet three later,
-    /// at a switch the route's table entry two later and the egress port the packet will likely take one
-    /// later; for the end of a serialization, the queue's head from four events later (one stage for a FIFO
-    /// class's head slot, four for a NIC's own order: its record, the sending flow's, the front of that
-    /// flow's other packets, the record of its turn's last flow). A wire arrival on a port that deferred its
-    /// end of serialization (net/lazy.rs) catches that end up, and the transmitter takes its queue's head,
-    /// with no event of its own to prefetch for: so from four events later, once the port's first line is
-    /// in, such an arrival walks the queue's chain too (its lines, then the head's stages but the last).
+    /// of a serialization); for a wire arrival, the entry behind its wire's head (the head itself is in the
+    /// port's record) four later, the packet three later, at a switch the route's table entry two later and
+    /// the egress port the packet will likely take one later; for the end of a serialization, the queue's
+    /// head from four events later (one stage for a FIFO class's head slot, four for a NIC's own order: its
+    /// record, the sending flow's, the front of that flow's other packets, the record of its turn's last
+    /// flow). A wire arrival on a port that deferred its end of serialization (net/lazy.rs) catches that end
+    /// up, and the transmitter takes its queue's head, with no event of its own to prefetch for: so from four
+    /// events later, once the port's first line is in, such an arrival walks the queue's chain too (its
+    /// lines, then the head's stages but the last).
     /// While the working set fits in the last-level cache, at most 32 MiB of it (`deep_prefetch` unset;
     /// `deep_from`), only the first three stages of a wire arrival run, two to four events ahead: the later
     /// stages repeat the route's choice, which costs more than the misses it saves while those are cache

@@ -571,7 +571,7 @@ impl<'a> Part<'a> {
         // of serialization need not be an event).
         for &(p, _) in &self.exits {
             let port = &self.w.net.ports[p.idx()];
-            if let Some(&(at, _)) = port.wire.head() {
+            if let Some((at, _)) = port.wire.head() {
                 earliest = earliest.min(at.0 - port.delay.0 + 1);
             }
         }
@@ -694,7 +694,7 @@ impl<'a> Part<'a> {
         self.w.ev.forget_held();
         for &(p, to) in &self.exits {
             let delay = self.w.net.ports[p.idx()].delay;
-            while let Some(&(at, _)) = self.w.net.ports[p.idx()].wire.head() {
+            while let Some((at, _)) = self.w.net.ports[p.idx()].wire.head() {
                 if at.0 - delay.0 >= end.0 {
                     // Still being serialized (a fast-path packet is on the wire from its first bit): it stays
                     // until its serialization ends, when a link going down meanwhile can still take it back
