@@ -360,12 +360,13 @@ impl World {
     /// events later, once the port's first line is in, such an arrival walks the queue's chain too (its
     /// lines, then the head's stages but the last).
     /// While the working set fits in the last-level cache, at most 32 MiB of it (`deep_prefetch` unset;
-    /// `deep_from`), only the first three stages of a wire arrival run, two to four events ahead: the later
-    /// stages repeat the route's choice, which costs more than the misses it saves while those are cache
-    /// hits (measured,
-    /// docs/performance-log.md, changes 14, 27 and 28: −15 to −20 % packet-hops per second at 128 hosts, 2 MB;
-    /// −10 % at 5 MB; −3 to −10 % at 1,024 hosts, 20 MB; +40 % at 5,488 hosts, 184 MB, on an AMD VM's 32 MB
-    /// cache; −8 % at 128 hosts and +9 to +19 % at 5,488 on an Intel VM's). Results do not depend on it.
+    /// `deep_from`), a lighter chain runs, closer to the events: for an arrival or an end of serialization the
+    /// port two events ahead, for an arrival the packet (and the wire's entry behind its head) one ahead and
+    /// its route's table entry at the next event; no egress port and no queue head. The egress stage repeats
+    /// the route's choice, which costs more than the misses it saves while those are cache hits (measured,
+    /// docs/performance-log.md, changes 14, 27, 28 and 31: −15 to −20 % packet-hops per second at 128 hosts,
+    /// 2 MB; −10 % at 5 MB; −3 to −10 % at 1,024 hosts, 20 MB; +40 % at 5,488 hosts, 184 MB, on an AMD VM's
+    /// 32 MB cache; −8 % at 128 hosts and +9 to +19 % at 5,488 on an Intel VM's). Results do not depend on it.
     #[inline(always)]
     fn prefetch_ahead(&self) {
         if !self.deep_prefetch {
@@ -374,9 +375,10 @@ impl World {
             }
             if let Some(Event::WireArrival(p)) = self.ev.upcoming(1) {
                 self.net.prefetch_wire_head(p);
+                self.net.prefetch_wire_packet(p, &self.pk);
             }
             if let Some(Event::WireArrival(p)) = self.ev.upcoming(0) {
-                self.net.prefetch_wire_packet(p, &self.pk);
+                self.net.prefetch_route(p, &self.pk);
             }
             return;
         }
