@@ -160,7 +160,7 @@ impl Network {
     /// makes the head and whose time schedules the wire's next arrival (the port's record is expected in the
     /// cache by now, from stage 1).
     #[inline(always)]
-    pub fn prefetch_wire_head(&self, p: PortId) {
+    pub fn prefetch_wire_next(&self, p: PortId) {
         if let Some(h) = self.ports.get(p.idx()).and_then(|pt| pt.wire.second()) {
             crate::engine::prefetch(h);
         }

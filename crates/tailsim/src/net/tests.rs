@@ -610,7 +610,7 @@ fn the_prefetcher_reads_ahead_over_a_frame_addressed_to_a_switch_without_harm() 
     let id = pk.make(f);
     n.ports[up.idx()].onto_wire(&mut ev, up, Time::ns(100), id);
     n.prefetch_port(up, true);
-    n.prefetch_wire_head(up);
+    n.prefetch_wire_next(up);
     n.prefetch_wire_packet(up, &pk);
     n.prefetch_route(up, &pk);
     n.prefetch_egress(up, &pk);

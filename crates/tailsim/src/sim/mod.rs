@@ -374,7 +374,7 @@ impl World {
                 self.net.prefetch_port(p, false);
             }
             if let Some(Event::WireArrival(p)) = self.ev.upcoming(1) {
-                self.net.prefetch_wire_head(p);
+                self.net.prefetch_wire_next(p);
                 self.net.prefetch_wire_packet(p, &self.pk);
             }
             if let Some(Event::WireArrival(p)) = self.ev.upcoming(0) {
@@ -397,7 +397,7 @@ impl World {
         }
         match self.ev.upcoming(3) {
             Some(Event::WireArrival(p)) => {
-                self.net.prefetch_wire_head(p);
+                self.net.prefetch_wire_next(p);
                 if self.net.deferred(p) {
                     self.net.prefetch_queue_lines(p);
                 }
