@@ -71,6 +71,29 @@ struct FlowQ {
 
 const _: () = assert!(std::mem::size_of::<FlowQ>() == 64);
 
+/// The flows of the turn that starts at `first` (NIL: an empty one), front to back.
+fn turn(flows: &[FlowQ], first: u32) -> Turn<'_> {
+    Turn { flows, q: first }
+}
+
+struct Turn<'a> {
+    flows: &'a [FlowQ],
+    q: u32,
+}
+
+impl Iterator for Turn<'_> {
+    type Item = u32;
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        let q = self.q;
+        if q == NIL {
+            return None;
+        }
+        self.q = self.flows[q as usize].next;
+        Some(q)
+    }
+}
+
 /// `repr(C)`: the fields a packet's push and pop read first, in the record's first lines (which the run
 /// loop's prefetch loads ahead of a NIC's end of serialization; `prefetch_stage`).
 #[repr(C)]
@@ -85,14 +108,12 @@ pub struct NicQueue {
     /// The (class, flow) key and queue of the last push: a flow's packets come to its NIC in runs (a window,
     /// the packets a pull releases), and this spares the lookup, a cache miss per packet at 1,024 hosts.
     last: Option<((u8, u64), u32)>,
-    /// Flows in each class's turn.
+    /// Flows in each class's turn (all of them: the flows with packets here).
     turns: [u32; CLASSES],
     /// `FlowRoundRobin`: the flows' queues; those of flows that emptied wait in `free` (their `more` keeps its
     /// capacity).
     flows: Vec<FlowQ>,
     free: Vec<u32>,
-    /// Flows with packets here.
-    active: u32,
     /// `Fifo`: every packet with its class and size (sizes kept as in `PrioFifo`).
     fifo: VecDeque<(PktId, u8, u32)>,
     /// Hashed with a multiply-and-shift, not SipHash: the keys are ours (callgrind: SipHash was 1.6 % of all
@@ -111,7 +132,6 @@ impl NicQueue {
             turns: [0; CLASSES],
             flows: Vec::new(),
             free: Vec::new(),
-            active: 0,
             fifo: VecDeque::new(),
             of: HashMap::default(),
         }
@@ -146,15 +166,7 @@ impl NicQueue {
         if self.mapped {
             return self.of.get(&key).copied();
         }
-        let mut q = self.front[key.0 as usize];
-        while q != NIL {
-            let f = &self.flows[q as usize];
-            if f.flow == key.1 {
-                return Some(q);
-            }
-            q = f.next;
-        }
-        None
+        turn(&self.flows, self.front[key.0 as usize]).find(|&q| self.flows[q as usize].flow == key.1)
     }
 
     /// A queue for flow `key`, which has no packets here, holding `first`: at the back of its class's turn.
@@ -177,18 +189,14 @@ impl NicQueue {
         }
         self.back[c] = q;
         self.turns[c] += 1;
-        self.active += 1;
         if self.mapped {
             self.of.insert(key, q);
         } else if self.turns[c] > WALK {
             self.mapped = true;
             // Every flow in a turn (a free record is in none).
             for c in 0..CLASSES {
-                let mut q = self.front[c];
-                while q != NIL {
-                    let f = &self.flows[q as usize];
-                    self.of.insert((c as u8, f.flow), q);
-                    q = f.next;
+                for q in turn(&self.flows, self.front[c]) {
+                    self.of.insert((c as u8, self.flows[q as usize].flow), q);
                 }
             }
         }
@@ -230,10 +238,9 @@ impl NicQueue {
                     self.back[c] = NIL;
                 }
                 self.turns[c] -= 1;
-                self.active -= 1;
                 if self.mapped {
                     self.of.remove(&(c as u8, flow));
-                    if self.active <= WALK / 4 {
+                    if self.turns.iter().sum::<u32>() <= WALK / 4 {
                         self.of.clear();
                         self.mapped = false;
                     }
@@ -291,11 +298,8 @@ impl NicQueue {
         match self.order {
             NicOrder::Fifo => Box::new(self.fifo.iter().map(|&(id, _, _)| id)),
             NicOrder::FlowRoundRobin => {
-                let turn = |c: usize| {
-                    let first = Some(self.front[c]).filter(|&q| q != NIL);
-                    std::iter::successors(first, |&q| Some(self.flows[q as usize].next).filter(|&n| n != NIL))
-                };
-                Box::new((0..CLASSES).flat_map(turn).flat_map(|q| {
+                let flows = (0..CLASSES).flat_map(|c| turn(&self.flows, self.front[c]));
+                Box::new(flows.flat_map(|q| {
                     let f = &self.flows[q as usize];
                     std::iter::once(f.head.0).chain(f.more.iter().map(|x| x.0))
                 }))
