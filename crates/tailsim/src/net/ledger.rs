@@ -126,16 +126,16 @@ impl Packets {
     pub fn in_flight(&self) -> u64 {
         Origin::ALL.iter().map(|&o| self.live_of(o)).sum()
     }
-    /// Start loading packet `id` (a hint; `engine::prefetch`): both of the lines it spans. A packet is 104
-    /// bytes at a 104-byte stride, so most straddle two lines, and the switch's ingress writes `hops` and
-    /// `in_port` near its end (with its first line alone prefetched, that write was 43 % of the wire
-    /// arrival's samples at 1,024 hosts).
+    /// Start loading packet `id` (a hint; `engine::prefetch`): its first line, what a switch uses
+    /// (net/packet.rs), and with `whole` its second too, for a host's transport.
     #[inline(always)]
-    pub fn prefetch(&self, id: PktId) {
+    pub fn prefetch(&self, id: PktId, whole: bool) {
         if let Some(p) = self.slab.try_get(id.0) {
             let at = (p as *const Packet).cast::<u8>();
             crate::engine::prefetch(at);
-            crate::engine::prefetch(at.wrapping_add(std::mem::size_of::<Packet>() - 1));
+            if whole {
+                crate::engine::prefetch(at.wrapping_add(64));
+            }
         }
     }
     #[inline]

@@ -169,8 +169,10 @@ impl Network {
     /// record, from stage 1).
     #[inline(always)]
     pub fn prefetch_wire_packet(&self, p: PortId, pk: &Packets) {
-        if let Some((_, id)) = self.ports.get(p.idx()).and_then(|pt| pt.wire.head()) {
-            pk.prefetch(id);
+        if let Some(pt) = self.ports.get(p.idx()) {
+            if let Some((_, id)) = pt.wire.head() {
+                pk.prefetch(id, self.is_host(pt.peer));
+            }
         }
     }
     /// The switch index and the packet at the head of `p`'s wire, when it leads to a switch and the packet is

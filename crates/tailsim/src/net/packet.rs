@@ -87,54 +87,66 @@ impl PktKind {
 /// Number of SACK blocks an ACK carries (as with the TCP timestamp option, RFC 2018 fits 3).
 pub const SACK_BLOCKS: usize = 3;
 
+/// The fields a switch reads and writes on a hop lie in the first of the packet's two cache lines
+/// (`repr(C)` keeps this order, the alignment keeps each packet on a line's start): a packet-hop through a
+/// switch touches one line of the packet, and the second line (what only the transports read) waits at
+/// the hosts. Compile-time layout asserts below hold the first line's end.
 #[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
 pub struct Packet {
-    pub kind: PktKind,
-    pub flow: FlowSlot,
-    /// Generation of the flow slot when the packet was sent; a stale packet for a finished flow is dropped
-    /// by the receiving host, never misdelivered to a newer flow in the same slot.
-    pub flow_gen: u32,
-    pub src: NodeId,
+    // The first line: what a hop through a switch uses.
+    /// Time the packet entered its current queue (queueing-delay telemetry).
+    pub enq_time: Time,
+    /// Finer-grained priority number for queue disciplines that sort (pFabric): lower = more urgent.
+    pub rank: u64,
     pub dst: NodeId,
     /// Bytes on the wire (payload + headers); what buffers count.
     pub size: u32,
     /// Payload bytes.
     pub payload: u32,
-    /// Strict-priority class at switch ports, 0 = highest (the transport chooses it per packet).
-    pub class: u8,
-    /// Finer-grained priority number for queue disciplines that sort (pFabric): lower = more urgent.
-    pub rank: u64,
-    pub ect: bool,
-    pub ce: bool,
-    /// Data: segment number. Ack: cumulative ack (next expected segment).
-    pub seq: u32,
-    /// Transport-defined: Homa's message length (data), priority (grant) or packet count (resend); pHost's
-    /// and NDP's message length (data, RTS).
-    pub aux: u32,
-    /// Ack: ECN-echo.
-    pub ece: bool,
-    /// Ack: SACK blocks [start, end) in segments, most recent first; end == 0 means unused.
-    pub sack: [(u32, u32); SACK_BLOCKS],
-    /// Data: send time. Ack: the echoed send time of the data that triggered it (RTT sample).
-    pub ts: Time,
     /// Per-flow hash for ECMP.
     pub hash: u32,
     /// A path the flow is pinned to (`net/pinned.rs`), which overrides the switches' choice; NONE = theirs.
     pub path: PathId,
     /// Set by the routing step at a switch ingress, used after the forwarding delay.
     pub out_port: PortId,
-    /// Time the packet entered its current queue (queueing-delay telemetry).
-    pub enq_time: Time,
     /// The port through which it entered the switch it is at (that switch's port towards the previous hop):
     /// where a notification about it leaves, whose ingress counters it charges. `PortId::NONE` at its source.
     pub in_port: PortId,
+    pub flow: FlowSlot,
+    /// Generation of the flow slot when the packet was sent; a stale packet for a finished flow is dropped
+    /// by the receiving host, never misdelivered to a newer flow in the same slot.
+    pub flow_gen: u32,
+    pub kind: PktKind,
+    /// Strict-priority class at switch ports, 0 = highest (the transport chooses it per packet).
+    pub class: u8,
+    pub ect: bool,
+    pub ce: bool,
     pub hops: u8,
     /// Sent off its shortest path by a switch's local failover (SQR's LRR): the next switch must not send it
     /// back where it came from (`net/mech/sqr/`), and clears the mark.
     pub detour: bool,
+    // The second line: the transports' fields.
+    /// Data: send time. Ack: the echoed send time of the data that triggered it (RTT sample).
+    pub ts: Time,
+    pub src: NodeId,
+    /// Data: segment number. Ack: cumulative ack (next expected segment).
+    pub seq: u32,
+    /// Transport-defined: Homa's message length (data), priority (grant) or packet count (resend); pHost's
+    /// and NDP's message length (data, RTS).
+    pub aux: u32,
+    /// Ack: SACK blocks [start, end) in segments, most recent first; end == 0 means unused.
+    pub sack: [(u32, u32); SACK_BLOCKS],
+    /// Ack: ECN-echo.
+    pub ece: bool,
     /// Who made it (the ledger's category; set by the arena).
     pub origin: Origin,
 }
+
+// The switch's fields end within the first line; a packet is two lines.
+const _: () = assert!(std::mem::offset_of!(Packet, detour) < 64);
+const _: () = assert!(std::mem::offset_of!(Packet, ts) >= 64);
+const _: () = assert!(std::mem::size_of::<Packet>() == 128);
 
 /// Bits of a notice's `aux` that hold the reported packet's wire size (the rest hold its kind's code).
 const NOTICE_SIZE_BITS: u32 = 24;
