@@ -213,46 +213,41 @@ impl NicQueue {
             self.fifo.pop_front();
             return Some((id, c as usize, size));
         }
-        for c in 0..CLASSES {
-            let q = self.front[c];
-            if paused & (1 << c) != 0 || q == NIL {
-                continue;
-            }
-            let f = &mut self.flows[q as usize];
-            let (id, size) = f.head;
-            let next = f.next;
-            if let Some(h) = f.more.pop_front() {
-                // The flow goes to the back of its turn (it stays where it is if it is alone there).
-                f.head = h;
-                if next != NIL {
-                    f.next = NIL;
-                    self.front[c] = next;
-                    let b = self.back[c];
-                    self.flows[b as usize].next = q;
-                    self.back[c] = q;
-                }
-            } else {
-                let flow = f.flow;
+        let c = self.turn_class(paused)?;
+        let q = self.front[c];
+        let f = &mut self.flows[q as usize];
+        let (id, size) = f.head;
+        let next = f.next;
+        if let Some(h) = f.more.pop_front() {
+            // The flow goes to the back of its turn (it stays where it is if it is alone there).
+            f.head = h;
+            if next != NIL {
+                f.next = NIL;
                 self.front[c] = next;
-                if next == NIL {
-                    self.back[c] = NIL;
-                }
-                self.turns[c] -= 1;
-                if self.mapped {
-                    self.of.remove(&(c as u8, flow));
-                    if self.turns.iter().sum::<u32>() <= WALK / 4 {
-                        self.of.clear();
-                        self.mapped = false;
-                    }
-                }
-                self.free.push(q);
-                if self.last.is_some_and(|(_, l)| l == q) {
-                    self.last = None;
+                let b = self.back[c];
+                self.flows[b as usize].next = q;
+                self.back[c] = q;
+            }
+        } else {
+            let flow = f.flow;
+            self.front[c] = next;
+            if next == NIL {
+                self.back[c] = NIL;
+            }
+            self.turns[c] -= 1;
+            if self.mapped {
+                self.of.remove(&(c as u8, flow));
+                if self.turns.iter().sum::<u32>() <= WALK / 4 {
+                    self.of.clear();
+                    self.mapped = false;
                 }
             }
-            return Some((id, c, size));
+            self.free.push(q);
+            if self.last.is_some_and(|(_, l)| l == q) {
+                self.last = None;
+            }
         }
-        None
+        Some((id, c, size))
     }
 
     /// Prefetch for the next `pop`, one link of its chain per stage (a hint; results do not depend on it):
@@ -273,7 +268,7 @@ impl NicQueue {
             }
             return;
         }
-        let Some(c) = self.head_class(paused) else { return };
+        let Some(c) = self.turn_class(paused) else { return };
         let q = self.front[c] as usize;
         match stage {
             1 => prefetch(self.flows.as_ptr().wrapping_add(q)),
@@ -291,6 +286,12 @@ impl NicQueue {
         if self.order == NicOrder::Fifo {
             return self.fifo.front().map(|&(_, c, _)| c as usize).filter(|&c| paused & (1 << c) == 0);
         }
+        self.turn_class(paused)
+    }
+
+    /// `FlowRoundRobin`: the first class that is not paused and has a flow in its turn.
+    #[inline]
+    fn turn_class(&self, paused: u8) -> Option<usize> {
         (0..CLASSES).find(|&c| paused & (1 << c) == 0 && self.front[c] != NIL)
     }
 
