@@ -1,5 +1,5 @@
+use super::Ring;
 use crate::units::{PktId, Time};
-use std::collections::VecDeque;
 
 /// A constant-delay FIFO (a link's propagation, a switch's forwarding latency, a host's software delay).
 ///
@@ -7,9 +7,9 @@ use std::collections::VecDeque;
 /// needs an event in the global queue (htsim's trick): the heap holds one entry per busy pipe instead of one per
 /// packet in flight.
 ///
-/// The head is kept out of the deque, in the record that holds the pipe (a port's second line for a wire):
+/// The head is kept out of the ring, in the record that holds the pipe (a port's second line for a wire):
 /// the packet a wire's arrival takes is then found in the port's record, which the arrival reads anyway,
-/// instead of behind it in the deque's buffer, a dependent miss per packet-hop at scale. The deque holds the
+/// instead of behind it in the ring's buffer, a dependent miss per packet-hop at scale. The ring holds the
 /// packets behind the head (docs/performance-log.md, change 30).
 #[derive(Default)]
 #[repr(C)]
@@ -20,10 +20,10 @@ pub struct Pipe {
     /// Packets in the pipe, the head included.
     n: u32,
     /// The packets behind the head, in order.
-    rest: VecDeque<(Time, PktId)>,
+    rest: Ring<(Time, PktId)>,
 }
 
-const _: () = assert!(std::mem::size_of::<Pipe>() == 48);
+const _: () = assert!(std::mem::size_of::<Pipe>() == 40);
 
 impl Pipe {
     /// Push a packet that leaves at `at`. Returns true when the pipe was empty, i.e. the caller must schedule

@@ -12,10 +12,11 @@
 //! A flow's record is reused when its packets are all sent, so a run allocates only while the number of flows
 //! a NIC holds at once grows.
 
+use crate::engine::Ring;
 use crate::net::packet::Packet;
 use crate::net::queue::CLASSES;
 use crate::units::PktId;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// A hasher for small integer keys: each word is mixed in by a multiplication (Fibonacci hashing).
@@ -59,14 +60,14 @@ const NIL: u32 = u32::MAX;
 
 /// A flow with packets at a NIC (`FlowRoundRobin`): the packet it sends next and its size, inline, the rest
 /// behind it, and the next flow in its class's turn (a list through these records). One cache line: a pop
-/// reads the NIC's record and this one (and the rest's front if there is one), where one deque of flows
+/// reads the NIC's record and this one (and the rest's front if there is one), where one queue of flows
 /// and one per flow made it a chain of four dependent misses at 5,488 hosts.
 #[repr(C, align(64))]
 struct FlowQ {
     head: (PktId, u32),
     next: u32,
     flow: u64,
-    more: VecDeque<(PktId, u32)>,
+    more: Ring<(PktId, u32)>,
 }
 
 const _: () = assert!(std::mem::size_of::<FlowQ>() == 64);
@@ -115,7 +116,7 @@ pub struct NicQueue {
     flows: Vec<FlowQ>,
     free: Vec<u32>,
     /// `Fifo`: every packet with its class and size (sizes kept as in `PrioFifo`).
-    fifo: VecDeque<(PktId, u8, u32)>,
+    fifo: Ring<(PktId, u8, u32)>,
     /// Hashed with a multiply-and-shift, not SipHash: the keys are ours (callgrind: SipHash was 1.6 % of all
     /// instructions in the NDP runs side by side with htsim).
     of: HashMap<(u8, u64), u32, BuildHasherDefault<FlowHasher>>,
@@ -132,7 +133,7 @@ impl NicQueue {
             turns: [0; CLASSES],
             flows: Vec::new(),
             free: Vec::new(),
-            fifo: VecDeque::new(),
+            fifo: Ring::default(),
             of: HashMap::default(),
         }
     }
@@ -179,7 +180,7 @@ impl NicQueue {
                 q
             }
             None => {
-                self.flows.push(FlowQ { head: first, next: NIL, flow, more: VecDeque::new() });
+                self.flows.push(FlowQ { head: first, next: NIL, flow, more: Ring::default() });
                 self.flows.len() as u32 - 1
             }
         };
@@ -364,7 +365,7 @@ mod tests {
     }
 
     /// What the NIC's round robin must do, written plainly: per class, the flows with packets in turn order.
-    type Flow = ((u8, u64), VecDeque<u32>);
+    type Flow = ((u8, u64), std::collections::VecDeque<u32>);
 
     #[derive(Default)]
     struct Reference {
@@ -377,7 +378,7 @@ mod tests {
             let turn = &mut self.turn[p.class as usize];
             match turn.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, q)) => q.push_back(id),
-                None => turn.push((key, VecDeque::from([id]))),
+                None => turn.push((key, std::collections::VecDeque::from([id]))),
             }
         }
         fn pop(&mut self) -> Option<u32> {

@@ -238,7 +238,7 @@ impl Port {
         crate::engine::prefetch_lines((self as *const Port).cast(), 3);
     }
     /// Start loading the queue's state that admission and the transmitter read (ECN thresholds, the
-    /// discipline's byte counts and its first classes' deques: four lines from `ecn_k`, which the queue
+    /// discipline's byte counts and its first classes' rings: four lines from `ecn_k`, which the queue
     /// follows). Addresses only: nothing of the record is read, so this does not wait for it.
     #[inline(always)]
     pub fn prefetch_queue(&self) {

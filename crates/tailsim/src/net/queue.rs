@@ -1,12 +1,12 @@
 //! Egress queue disciplines. A port owns one; the enum keeps the hot path free of dynamic dispatch, and a
 //! new discipline (pFabric's priority dropping, PFC-aware queues) is one more variant.
 
+use crate::engine::Ring;
 use crate::net::nic_queue::NicQueue;
 use crate::net::packet::Packet;
 use crate::net::pfabric::PFabricQueue;
 use crate::net::Packets;
 use crate::units::PktId;
-use std::collections::VecDeque;
 
 pub const CLASSES: usize = 8;
 
@@ -17,13 +17,13 @@ pub const CLASSES: usize = 8;
 /// reading it: a packet waits in a queue long enough to leave the caches, and reading its size was a miss
 /// per packet-hop at 1,024 hosts (docs/performance-log.md, change 3).
 ///
-/// `repr(C)`, the byte counts first: admission reads a class's bytes and its deque's header, and in this
-/// order those of classes 0–3 lie in the port record's lines that `Port::prefetch_queue` loads.
+/// `repr(C)`, the byte counts first: admission reads a class's bytes and its ring's header, and in this
+/// order those of classes 0–4 lie in the port record's lines that `Port::prefetch_queue` loads.
 #[derive(Default)]
 #[repr(C)]
 pub struct PrioFifo {
     bytes: [u64; CLASSES],
-    q: [VecDeque<(PktId, u32)>; CLASSES],
+    q: [Ring<(PktId, u32)>; CLASSES],
 }
 
 impl PrioFifo {
