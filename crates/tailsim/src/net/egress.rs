@@ -59,70 +59,89 @@ impl Network {
         port: PortId,
         id: PktId,
     ) {
-        let node = self.ports[port.idx()].node;
-        let (mut size, mut class, ect) = {
-            let p = pk.get(id);
-            (p.size as u64, p.class as usize, p.ect)
-        };
-        let policy = if self.is_host(node) { BufferPolicy::Unlimited } else { self.sw(node).buffer };
-        let used = if self.is_host(node) { 0 } else { self.sw(node).used };
+        // The port, its switch (none at a host) and the packet, each found once: with every field reached
+        // through `self` again, the port was indexed five times and the switch three on this path, each a
+        // reload of the vector and a bounds test after the stores between them (docs/performance-log.md,
+        // change 34).
+        let hosts = self.hosts.len();
         let pt = &mut self.ports[port.idx()];
+        let mut sw = pt.node.idx().checked_sub(hosts).map(|i| &mut self.switches[i]);
+        let (policy, used) = sw.as_ref().map_or((BufferPolicy::Unlimited, 0), |s| (s.buffer, s.used));
         let out = &mut self.out;
         // Bytes that leave the buffer to make room (pFabric evicts lower-priority packets).
         let mut evicted_bytes = 0u64;
-        if let QueueDisc::PrioFifo(q) | QueueDisc::Ordered(_, q) = &mut pt.queue {
-            if let Some(lim) = pt.trim.get() {
-                if q.class_bytes(class) + size > lim && pk.get(id).payload > 0 {
-                    pt.stats.trims += 1;
-                    (size, class) = trim(pk.get_mut(id));
-                }
-            }
-            let cap = match (pt.limit.get(), policy) {
-                (Some(lim), _) | (None, BufferPolicy::PerPort(lim)) => Some(lim),
-                _ => None,
-            };
-            let admit = LOSSLESS
-                || match (cap, policy) {
-                    (Some(total), _) => match pt.class_reserve {
-                        Some((reserve, classes)) => q.admits_reserved(class, size, total, reserve, classes as usize),
-                        None => pt.bytes + size <= total,
-                    },
-                    (None, BufferPolicy::Unlimited | BufferPolicy::PerPort(_)) => true,
-                    (None, BufferPolicy::Shared { total, alpha }) => {
-                        used + size <= total && (q.class_bytes(class) + size) as f64 <= alpha * (total - used) as f64
+        let size = match &mut pt.queue {
+            QueueDisc::PrioFifo(q) | QueueDisc::Ordered(_, q) => {
+                let p = pk.get_mut(id);
+                let (mut size, mut class) = (p.size as u64, p.class as usize);
+                if let Some(lim) = pt.trim.get() {
+                    if q.class_bytes(class) + size > lim && p.payload > 0 {
+                        pt.stats.trims += 1;
+                        (size, class) = trim(p);
                     }
-                };
-            if !admit {
-                drop_at(pt, port, pk, out, id, DropReason::Overflow);
-                return;
-            }
-            // ECN: mark when the class queue seen by the arriving packet already exceeds K (DCTCP's rule).
-            if ect && ecn_bytes(pt.ecn_mode, pt.bytes, q, class) > pt.ecn_k[class] {
-                pk.get_mut(id).ce = true;
-                pt.stats.ecn_marks += 1;
-            }
-            match &mut pt.queue {
-                QueueDisc::PrioFifo(q) => q.push(id, pk.get(id)),
-                QueueDisc::Ordered(nic, q) => {
-                    q.count(pk.get(id));
-                    nic.push(id, pk.get(id));
                 }
-                QueueDisc::PFabric(_) => unreachable!("a FIFO discipline"),
+                let cap = match (pt.limit.get(), policy) {
+                    (Some(lim), _) | (None, BufferPolicy::PerPort(lim)) => Some(lim),
+                    _ => None,
+                };
+                let admit = LOSSLESS
+                    || match (cap, policy) {
+                        (Some(total), _) => match pt.class_reserve {
+                            Some((reserve, classes)) => {
+                                q.admits_reserved(class, size, total, reserve, classes as usize)
+                            }
+                            None => pt.bytes + size <= total,
+                        },
+                        (None, BufferPolicy::Unlimited | BufferPolicy::PerPort(_)) => true,
+                        (None, BufferPolicy::Shared { total, alpha }) => {
+                            used + size <= total
+                                && (q.class_bytes(class) + size) as f64 <= alpha * (total - used) as f64
+                        }
+                    };
+                if !admit {
+                    drop_at(pt, port, pk, out, id, DropReason::Overflow);
+                    return;
+                }
+                // ECN: mark when the class queue seen by the arriving packet already exceeds K (DCTCP's rule).
+                if p.ect && ecn_bytes(pt.ecn_mode, pt.bytes, q, class) > pt.ecn_k[class] {
+                    p.ce = true;
+                    pt.stats.ecn_marks += 1;
+                }
+                p.enq_time = now;
+                match &mut pt.queue {
+                    QueueDisc::PrioFifo(q) => q.push(id, p),
+                    QueueDisc::Ordered(nic, q) => {
+                        q.count(p);
+                        nic.push(id, p);
+                    }
+                    QueueDisc::PFabric(_) => unreachable!("a FIFO discipline"),
+                }
+                size
             }
-        } else {
-            match admit_pfabric(pt, port, pk, out, id, policy) {
-                Some(freed) => evicted_bytes = freed,
-                None => return,
+            QueueDisc::PFabric(_) => {
+                let size = pk.get(id).size as u64;
+                match admit_pfabric(pt, port, pk, out, id, policy) {
+                    Some(freed) => evicted_bytes = freed,
+                    None => return,
+                }
+                pk.get_mut(id).enq_time = now;
+                size
             }
-        }
-        pk.get_mut(id).enq_time = now;
+        };
         let nb = pt.bytes + size - evicted_bytes;
         pt.occupancy_changed(now, nb);
-        if !self.is_host(node) {
-            let sw = self.sw(node);
-            sw.used = sw.used + size - evicted_bytes;
+        if let Some(s) = sw.as_mut() {
+            s.used = s.used + size - evicted_bytes;
         }
-        self.kick(now, ev, pk, port);
+        // The transmitter (`kick`), on the port already found.
+        if pt.busy || pt.tx_pending {
+            return;
+        }
+        if now < pt.busy_until {
+            let at = pt.busy_until;
+            return Network::await_tx_end(pt, ev, port, at);
+        }
+        self.start_tx(now, ev, pk, port);
     }
 
     /// Something waits at `port` (a packet queued, a frame, classes resumed): start the transmitter if it is
@@ -190,7 +209,13 @@ impl Network {
     /// packet-hop through an idle port is then one event (its arrival) instead of two. The slow path holds
     /// the packet in `tx_current` until its `TxDone` (link/on_tx_done).
     #[inline(always)]
-    fn start_queued(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) -> Option<PktId> {
+    pub(super) fn start_queued(
+        &mut self,
+        now: Time,
+        ev: &mut EventQueue,
+        pk: &mut Packets,
+        port: PortId,
+    ) -> Option<PktId> {
         let pt = &mut self.ports[port.idx()];
         let (id, size) = pt.queue.pop(pt.paused, pk)?;
         let size = size as u64;
