@@ -3,8 +3,9 @@
 //! queue discipline over the classes that are not paused; the `DEQUEUE` hook); pause and resume of classes.
 
 use super::hooks::{Admit, HookSet};
+use super::lazy::due;
 use super::packet::Packet;
-use super::port::{DropReason, Port};
+use super::port::{Defer, DropReason, Port};
 use super::queue::QueueDisc;
 use super::{drop_at, Network, Packets};
 use crate::engine::{Event, EventQueue};
@@ -30,8 +31,14 @@ impl Network {
     /// admission. Always inlined: a hook test in front of the out-of-line admission.
     #[inline(always)]
     pub fn enqueue(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId, id: PktId) {
-        self.catch_up(ev, pk, port, (now, ev.current_tie()));
-        if self.ports[port.idx()].hooks.has(HookSet::ADMIT) {
+        // The port's record once for both tests: a catch-up changes no hook of the port (a port that defers
+        // has none that a mechanism sets, net/lazy.rs).
+        let pt = &self.ports[port.idx()];
+        let hooked = pt.hooks.has(HookSet::ADMIT);
+        if pt.defer == Defer::Deferred && due(pt, port, (now, ev.current_tie())) {
+            self.catch_up_port(ev, pk, port, (now, ev.current_tie()));
+        }
+        if hooked {
             let verdict = self.each_mech(now, ev, pk, HookSet::ADMIT, |m, c| match m.on_admit(c, port, id) {
                 Admit::Queue => None,
                 v => Some(v),

@@ -77,7 +77,7 @@ impl Network {
     }
 
     #[inline(never)]
-    fn catch_up_port(&mut self, ev: &mut EventQueue, pk: &mut Packets, port: PortId, key: Key) {
+    pub(super) fn catch_up_port(&mut self, ev: &mut EventQueue, pk: &mut Packets, port: PortId, key: Key) {
         loop {
             let pt = &mut self.ports[port.idx()];
             pt.defer = Defer::May;
@@ -126,6 +126,6 @@ impl Network {
 
 /// The deferred start of `pt` comes before `key`.
 #[inline(always)]
-fn due(pt: &Port, port: PortId, key: Key) -> bool {
+pub(super) fn due(pt: &Port, port: PortId, key: Key) -> bool {
     pt.busy_until < key.0 || (pt.busy_until == key.0 && start_tie(pt.busy_until, port) < key.1)
 }

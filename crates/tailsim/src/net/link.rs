@@ -102,7 +102,9 @@ impl Network {
         if pt.hooks.has(HookSet::ARRIVE.with(HookSet::LINK_LOCAL).with(HookSet::INGRESS).with(HookSet::TAIL)) {
             return self.arrive_hooked(now, ev, pk, port, id);
         }
-        self.enter_node(now, ev, pk, port, HookSet::NONE, id)
+        // The far end, from the record in hand (`enter_node` would look the port up again).
+        let (peer, in_port) = (pt.peer, pt.reverse);
+        self.enter_node_at(now, ev, pk, port, peer, in_port, HookSet::NONE, id)
     }
 
     /// Arrival over a link with arrive hooks, or one that has carried control frames: the mechanisms' verdict,
@@ -152,6 +154,23 @@ impl Network {
     ) -> Delivery {
         let pt = &self.ports[port.idx()];
         let (peer, in_port) = (pt.peer, pt.reverse);
+        self.enter_node_at(now, ev, pk, port, peer, in_port, hooks, id)
+    }
+
+    /// `enter_node`, with the link's far end (`peer`, and `in_port`, the port there that leads back).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)] // the stage's state, in registers
+    fn enter_node_at(
+        &mut self,
+        now: Time,
+        ev: &mut EventQueue,
+        pk: &mut Packets,
+        port: PortId,
+        peer: NodeId,
+        in_port: PortId,
+        hooks: HookSet,
+        id: PktId,
+    ) -> Delivery {
         if self.is_host(peer) {
             return self.host_arrival(now, ev, pk, port, peer, id);
         }
