@@ -119,7 +119,7 @@ struct Entry {
 }
 
 /// log2 of a bucket's width in picoseconds: 2.048 ns. Half as many, twice as full buckets as at 1.024 ns
-/// cost about 3 % more instructions at 128 hosts (the sorts of fuller buckets) and run 3–8 % faster there:
+/// cost about 3 % more instructions at 128 hosts (the sorts of fuller buckets) and run 3–9 % faster there:
 /// the run loop prefetches for the coming events of the bucket being served only, and crosses from one
 /// bucket to the next half as often (docs/performance-log.md, change 36).
 const WIDTH_BITS: u32 = 11;
