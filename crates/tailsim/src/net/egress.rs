@@ -141,14 +141,9 @@ impl Network {
             s.used = s.used + size - evicted_bytes;
         }
         // The transmitter (`kick`), on the port already found.
-        if pt.busy || pt.tx_pending {
-            return;
+        if Network::free_to_start(pt, ev, port, now) {
+            self.start_tx(now, ev, pk, port);
         }
-        if now < pt.busy_until {
-            let at = pt.busy_until;
-            return Network::await_tx_end(pt, ev, port, at);
-        }
-        self.start_tx(now, ev, pk, port);
     }
 
     /// Something waits at `port` (a packet queued, a frame, classes resumed): start the transmitter if it is
@@ -156,15 +151,25 @@ impl Network {
     /// if a `TxDone` is pending anyway, nothing to do.
     #[inline(always)]
     pub(super) fn kick(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) {
-        let pt = &mut self.ports[port.idx()];
+        if Network::free_to_start(&mut self.ports[port.idx()], ev, port, now) {
+            self.start_tx(now, ev, pk, port);
+        }
+    }
+
+    /// `kick`'s decision on the port's record: true if the transmitter can start now; false if a `TxDone` is
+    /// pending or the slow path holds it (nothing to do), or if a fast-path serialization runs until
+    /// `busy_until` (whose end is then awaited).
+    #[inline(always)]
+    fn free_to_start(pt: &mut Port, ev: &mut EventQueue, port: PortId, now: Time) -> bool {
         if pt.busy || pt.tx_pending {
-            return;
+            return false;
         }
         if now < pt.busy_until {
             let at = pt.busy_until;
-            return Network::await_tx_end(pt, ev, port, at);
+            Network::await_tx_end(pt, ev, port, at);
+            return false;
         }
-        self.start_tx(now, ev, pk, port);
+        true
     }
 
     /// Start serializing the next packet of an idle port: a control frame if one waits, else the queue's next
