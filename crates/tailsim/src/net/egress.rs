@@ -3,9 +3,9 @@
 //! queue discipline over the classes that are not paused; the `DEQUEUE` hook); pause and resume of classes.
 
 use super::hooks::{Admit, HookSet};
-use super::lazy::due;
+use super::lazy::owes_start;
 use super::packet::Packet;
-use super::port::{Defer, DropReason, Port};
+use super::port::{DropReason, Port};
 use super::queue::QueueDisc;
 use super::{drop_at, Network, Packets};
 use crate::engine::{Event, EventQueue};
@@ -35,8 +35,9 @@ impl Network {
         // has none that a mechanism sets, net/lazy.rs).
         let pt = &self.ports[port.idx()];
         let hooked = pt.hooks.has(HookSet::ADMIT);
-        if pt.defer == Defer::Deferred && due(pt, port, (now, ev.current_tie())) {
-            self.catch_up_port(ev, pk, port, (now, ev.current_tie()));
+        let key = (now, ev.current_tie());
+        if owes_start(pt, port, key) {
+            self.catch_up_port(ev, pk, port, key);
         }
         if hooked {
             let verdict = self.each_mech(now, ev, pk, HookSet::ADMIT, |m, c| match m.on_admit(c, port, id) {

@@ -71,7 +71,7 @@ impl Network {
     /// Start at `port` whatever should have started before `key` (the event being handled).
     #[inline(always)]
     pub fn catch_up(&mut self, ev: &mut EventQueue, pk: &mut Packets, port: PortId, key: Key) {
-        if self.ports[port.idx()].defer == Defer::Deferred && due(&self.ports[port.idx()], port, key) {
+        if owes_start(&self.ports[port.idx()], port, key) {
             self.catch_up_port(ev, pk, port, key);
         }
     }
@@ -95,8 +95,7 @@ impl Network {
             } else {
                 self.tx_done(at, ev, pk, port);
             }
-            let pt = &self.ports[port.idx()];
-            if !(pt.defer == Defer::Deferred && due(pt, port, key)) {
+            if !owes_start(&self.ports[port.idx()], port, key) {
                 return;
             }
         }
@@ -124,8 +123,9 @@ impl Network {
     }
 }
 
-/// The deferred start of `pt` comes before `key`.
+/// `pt` (port `port`) has deferred a start that comes before `key`: what must be caught up first.
 #[inline(always)]
-pub(super) fn due(pt: &Port, port: PortId, key: Key) -> bool {
-    pt.busy_until < key.0 || (pt.busy_until == key.0 && start_tie(pt.busy_until, port) < key.1)
+pub(super) fn owes_start(pt: &Port, port: PortId, key: Key) -> bool {
+    pt.defer == Defer::Deferred
+        && (pt.busy_until < key.0 || (pt.busy_until == key.0 && start_tie(pt.busy_until, port) < key.1))
 }
