@@ -66,19 +66,33 @@ pub enum Next {
     Empty,
 }
 
-/// An event of the bucket being served: its time as an offset from the bucket's start (11 bits) above its
-/// tie (53 bits), so one 64-bit compare orders the bucket and an entry is 24 bytes, not 32.
+/// An event of the buckets being served: its time as an offset from the first one's start (13 bits: up to
+/// four buckets, `AHEAD`) above its tie (51 bits), so one 64-bit compare orders them and an entry is 24
+/// bytes, not 32.
 #[derive(Clone, Copy, Debug)]
 struct Near {
     key: u64,
     ev: Event,
 }
 
+/// How many buckets after the one being served its last events may look ahead into (`look_ahead`).
+const AHEAD: u64 = 3;
+/// With this many events left to serve after the next one, `look_ahead` takes the next bucket: the deep
+/// prefetch looks five events past the next one (sim/mod.rs, `prefetch_deep`).
+const LOOK: usize = 5;
+/// Buckets of fewer events than this (sparse traffic) are not looked past: there the look-ahead costs more
+/// than the prefetch it allows. Measured (docs/performance-log.md, change 37): `pfabric-websearch-dctcp`
+/// (about two events a bucket) 7 % slower looking past every bucket, 6 % from 2 events, as fast from 4;
+/// `fattree128-perm-100g` (about eight) +10 % past every bucket, +4–8 % from 4, +3 % from 8.
+const DENSE: usize = 4;
+/// Bits of a near key holding the time's offset: room for the bucket served and `AHEAD` more.
+const OFFSET_BITS: u32 = WIDTH_BITS + 2;
+const _: () = assert!((AHEAD + 1) << WIDTH_BITS <= 1 << OFFSET_BITS);
 /// Bits of a near key holding the tie.
-const SEQ_BITS: u32 = 64 - WIDTH_BITS;
+const SEQ_BITS: u32 = 64 - OFFSET_BITS;
 const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
 /// The sequence number of the first event scheduled: above every port's number, the ties of wires'
-/// arrivals (2^52 events: 14 years at 10 M events per second).
+/// arrivals (2^50 events: 3.5 years at 10 M events per second).
 pub const FIRST_SEQ: u64 = 1 << (SEQ_BITS - 1);
 /// Bits of an arrival's tie: every port number fits (`PortId` is 32 bits), below `FIRST_SEQ`.
 const ARRIVAL_BITS: u32 = 32;
@@ -107,7 +121,7 @@ pub enum Word {
 pub const EVERY_PART: u32 = u32::MAX;
 
 fn word_tie(key: u64, word: Word) -> u64 {
-    assert!(key < (FIRST_SEQ - MESSAGE_TIE) / 4, "a message's key is below (2^52 - 2^33) / 4");
+    assert!(key < (FIRST_SEQ - MESSAGE_TIE) / 4, "a message's key is below (2^50 - 2^33) / 4");
     MESSAGE_TIE + key * 4 + word as u64
 }
 
@@ -132,8 +146,8 @@ const WORDS: usize = BUCKETS / 64;
 /// Ties in time: the arrivals of packets at the far ends of their links first (their ports in an order that
 /// a hash of the time shuffles: `arrival_tie`); then the ends of serialization (`TxDone`, their ports in such
 /// an order too: `start_tie`); then messages between hosts; then every other event in the order it was
-/// scheduled. Every event's key is its time and a *tie* (53 bits): a wire's arrival has its port's number
-/// with bits flipped, an end of serialization 2^32 plus that, any other event a sequence number from 2^52
+/// scheduled. Every event's key is its time and a *tie* (51 bits): a wire's arrival has its port's number
+/// with bits flipped, an end of serialization 2^32 plus that, any other event a sequence number from 2^50
 /// up. So a run is a pure function of its configuration and seed, and the order is exactly the heap's alone
 /// (tests compare them on random interleavings).
 ///
@@ -176,9 +190,21 @@ pub struct EventQueue {
     /// Bit b set = bucket b is not empty.
     full: [u64; WORDS],
     cur: u64,
-    /// The events of bucket `cur` taken out of its blocks, sorted descending (the next one last). Not empty
-    /// exactly while bucket `cur` is being served (`serving`).
+    /// Buckets after `cur` already taken into `now` (`look_ahead`): the buckets served are `cur ..= cur +
+    /// span`. 0 whenever `now` is empty.
+    span: u64,
+    /// `pop_by` calls `advance` or `look_ahead` when fewer than this many events are left in `now`: `LOOK + 2` from a dense
+    /// bucket's start; fewer once it has taken a bucket of fewer events; 1 (only once empty) from a sparse
+    /// bucket's start or when it found nothing to take. Never 0, and at least 2 while `span` > 0, so that
+    /// `now` empties with `span` 0.
+    look_below: usize,
+    /// The bucket last taken held at least `DENSE` events: look ahead past the next one.
+    dense: bool,
+    /// The events of the buckets served taken out of their blocks, sorted descending (the next one last).
+    /// Not empty exactly while they are being served (`serving`).
     now: Vec<Near>,
+    /// An empty vector that `take_ahead` fills and swaps with `now`.
+    spare: Vec<Near>,
     /// The time bucket `cur` starts at: the origin of the keys in `now`.
     base: u64,
     /// Events earlier than bucket `cur` (only a caller that moved time back makes them), sorted descending;
@@ -287,7 +313,11 @@ impl Default for EventQueue {
             free: NIL,
             full: [0; WORDS],
             cur: 0,
+            span: 0,
+            look_below: 1,
+            dense: false,
             now: Vec::new(),
+            spare: Vec::new(),
             base: 0,
             early: Vec::new(),
             listed: 0,
@@ -369,8 +399,8 @@ impl EventQueue {
             // Earlier than the bucket being served: only a caller that moved time back makes one, and it is
             // the earliest of all.
             insert_sorted(&mut self.early, Entry { key, ev });
-        } else if b == self.cur && self.serving() {
-            // Into the bucket being served: in order (usually at its end, the next event).
+        } else if b <= self.cur + self.span && self.serving() {
+            // Into the buckets being served: in order (usually at its end, the next event).
             self.insert_now(Near { key: near_key(at.0 - self.base, tie), ev });
         } else {
             self.link(b, Entry { key, ev });
@@ -485,8 +515,15 @@ impl EventQueue {
                 _ => Next::Later,
             };
         }
-        if !self.serving() && self.advance().is_none() {
-            return Next::Empty;
+        // One test for both: the buckets served are empty, or running out.
+        if self.now.len() < self.look_below {
+            if !self.serving() {
+                if self.advance().is_none() {
+                    return Next::Empty;
+                }
+            } else {
+                self.look_ahead();
+            }
         }
         let e = *self.now.last().expect("the current bucket is not empty once sorted");
         let t = Time(self.base + (e.key >> SEQ_BITS));
@@ -497,6 +534,70 @@ impl EventQueue {
         self.popped += 1;
         self.tie = e.key & SEQ_MASK;
         Next::Due(t, e.ev)
+    }
+    /// The buckets served are running out: take the next non-empty bucket, if it is at most `AHEAD` buckets
+    /// on, into `now` behind the events left, so that the run loop's prefetch (`upcoming`) sees past a
+    /// bucket's end. The order is the same as taking it when `now` empties: its keys, offset from the same
+    /// origin, all follow those left, and an event scheduled into a bucket served joins `now` in order.
+    /// Without it, a bucket's first events went without their prefetch (docs/performance-log.md, change 37).
+    #[inline(never)]
+    fn look_ahead(&mut self) {
+        // The keys' origin moves to the last bucket served, so the next event must be in it (the clock will
+        // be there: an event scheduled then, before that bucket, would be `early`). `look_below` calls this
+        // only once the events before it are served (`take_ahead`); the test keeps a change of that from
+        // reordering events: it would look again at the next event, the last one left being in it.
+        let last = self.cur + self.span;
+        let from = (last << WIDTH_BITS) - self.base;
+        if self.now[self.now.len() - 1].key >> SEQ_BITS < from {
+            return;
+        }
+        if from > 0 {
+            let shift = from << SEQ_BITS;
+            for e in self.now.iter_mut() {
+                e.key -= shift;
+            }
+            self.move_to(last);
+        }
+        match self.next_full((last as usize) & (BUCKETS - 1)) {
+            Some(d) if d as u64 <= AHEAD && self.dense => self.take_ahead(d as u64),
+            // Not again before the bucket served is empty (nothing is usually scheduled this close).
+            _ => self.look_below = 1,
+        }
+    }
+    /// `look_ahead`'s taking of bucket `cur + d` behind the events left, all in bucket `cur`.
+    #[inline(never)]
+    fn take_ahead(&mut self, d: u64) {
+        debug_assert!(self.span == 0 && self.now.len() <= LOOK + 1);
+        // Into the spare vector, the events left pushed behind, and the two swapped: no copy of the bucket,
+        // and no call to `memcpy` for the few left (a copy out and back in cost about 60 instructions).
+        let mut left = std::mem::replace(&mut self.now, std::mem::take(&mut self.spare));
+        self.take_bucket(self.cur + d);
+        self.span = d;
+        // Again once the events left now are served, and the bucket just taken is running out; at the
+        // latest before its last event, which moves `cur` to it.
+        self.look_below = self.now.len().min(LOOK + 1) + 1;
+        self.dense = self.now.len() >= DENSE;
+        for &e in left.iter() {
+            self.now.push(e);
+        }
+        left.clear();
+        self.spare = left;
+    }
+    /// Make bucket `b` (not before `cur`) the first served: the heap's events now within the horizon join
+    /// their buckets.
+    #[inline(always)]
+    fn move_to(&mut self, b: u64) {
+        self.cur = b;
+        self.base = b << WIDTH_BITS;
+        self.span = 0;
+        while let Some(k) = self.far.peek_key() {
+            let b = (k >> (64 + WIDTH_BITS)) as u64;
+            if b >= self.cur + BUCKETS as u64 {
+                break;
+            }
+            let e = self.far.pop().expect("peeked");
+            self.link(b.max(self.cur), e);
+        }
     }
     #[cold]
     #[inline(never)]
@@ -509,53 +610,57 @@ impl EventQueue {
     /// Make the bucket of the next event current: its events sorted in `now`. None when there is no event.
     #[inline(never)]
     fn advance(&mut self) -> Option<()> {
-        debug_assert!(self.now.is_empty());
+        debug_assert!(self.now.is_empty() && self.span == 0);
         loop {
             let i = (self.cur as usize) & (BUCKETS - 1);
             let h = self.head[i];
             if h.block != NIL {
-                self.head[i] = Head::EMPTY;
-                let base = self.cur << WIDTH_BITS;
-                self.base = base;
-                let (mut id, mut len) = (h.block, h.len as usize);
-                while id != NIL {
-                    // The next block's four lines start loading while this one is read.
-                    let next = self.blocks[id as usize].next;
-                    if let Some(n) = self.blocks.get(next as usize) {
-                        crate::engine::prefetch_lines((n as *const Block).cast(), 4);
-                    }
-                    let blk = &mut self.blocks[id as usize];
-                    // Newest first, so `now` comes out in descending insertion order and only events out of
-                    // time order are left for the sort to move (callgrind: htsim-p2 −3.1 %,
-                    // fattree128-perm-100g −6.2 % of all instructions against oldest first).
-                    let taken = blk.e[..len].iter().rev();
-                    self.now.extend(taken.map(|s| Near { key: near_key(s.time - base, s.seq), ev: s.ev }));
-                    blk.next = self.free;
-                    self.free = id;
-                    self.listed -= len;
-                    id = next;
-                    len = PER_BLOCK;
-                }
-                self.full[i / 64] &= !(1 << (i % 64));
-                if self.now.len() > 1 {
-                    self.now.sort_unstable_by_key(|e| std::cmp::Reverse(e.key));
-                }
+                self.base = self.cur << WIDTH_BITS;
+                self.take_bucket(self.cur);
+                self.dense = self.now.len() >= DENSE;
+                self.look_below = if self.dense { LOOK + 2 } else { 1 };
                 return Some(());
             }
-            // The next non-empty bucket, or the heap's first event when the wheel is empty.
-            self.cur = match self.next_full(i) {
+            // The next non-empty bucket, or the heap's first event when the wheel is empty; the heap's
+            // events now within the horizon join their buckets.
+            let next = match self.next_full(i) {
                 Some(d) => self.cur + d as u64,
                 None => (self.far.peek_key()? >> (64 + WIDTH_BITS)) as u64,
             };
-            // Heap events now within the horizon join their buckets.
-            while let Some(k) = self.far.peek_key() {
-                let b = (k >> (64 + WIDTH_BITS)) as u64;
-                if b >= self.cur + BUCKETS as u64 {
-                    break;
-                }
-                let e = self.far.pop().expect("peeked");
-                self.link(b.max(self.cur), e);
+            self.move_to(next);
+        }
+    }
+    /// Take bucket `b` (non-empty, within `AHEAD` of `cur`) out of its blocks onto `now`, sorted descending,
+    /// its keys offset from `base`.
+    #[inline(always)]
+    fn take_bucket(&mut self, b: u64) {
+        let i = (b as usize) & (BUCKETS - 1);
+        let h = self.head[i];
+        self.head[i] = Head::EMPTY;
+        let base = self.base;
+        debug_assert!(self.now.is_empty());
+        let (mut id, mut len) = (h.block, h.len as usize);
+        while id != NIL {
+            // The next block's four lines start loading while this one is read.
+            let next = self.blocks[id as usize].next;
+            if let Some(n) = self.blocks.get(next as usize) {
+                crate::engine::prefetch_lines((n as *const Block).cast(), 4);
             }
+            let blk = &mut self.blocks[id as usize];
+            // Newest first, so `now` comes out in descending insertion order and only events out of time
+            // order are left for the sort to move (callgrind: htsim-p2 −3.1 %, fattree128-perm-100g −6.2 % of
+            // all instructions against oldest first).
+            let taken = blk.e[..len].iter().rev();
+            self.now.extend(taken.map(|s| Near { key: near_key(s.time - base, s.seq), ev: s.ev }));
+            blk.next = self.free;
+            self.free = id;
+            self.listed -= len;
+            id = next;
+            len = PER_BLOCK;
+        }
+        self.full[i / 64] &= !(1 << (i % 64));
+        if self.now.len() > 1 {
+            self.now.sort_unstable_by_key(|e| std::cmp::Reverse(e.key));
         }
     }
     /// Distance from bucket `i` to the next non-empty bucket after it, round the wheel.
@@ -703,7 +808,7 @@ fn insert_sorted(v: &mut Vec<Entry>, e: Entry) {
 /// The key of an event `offset` picoseconds into the bucket being served, with sequence number `seq`.
 #[inline(always)]
 fn near_key(offset: u64, seq: u64) -> u64 {
-    debug_assert!(offset < 1 << WIDTH_BITS && seq <= SEQ_MASK);
+    debug_assert!(offset < 1 << OFFSET_BITS && seq <= SEQ_MASK);
     (offset << SEQ_BITS) | (seq & SEQ_MASK)
 }
 
@@ -920,6 +1025,67 @@ mod tests {
             assert_eq!(q.pop(), Some((Time(t), Event::Arrival(s))));
         }
         assert!(q.pop().is_none() && q.is_empty() && q.peek_time().is_none());
+    }
+    #[test]
+    fn buckets_taken_ahead_keep_the_order() {
+        // Traffic as at 128 hosts: most events a few buckets ahead, some into the buckets already taken
+        // (`look_ahead`), some at the current time (into the bucket served while later ones are taken), a few
+        // before it and a few beyond the horizon; checked against a reference, with queues of a few events
+        // (buckets of about one: sparse, seldom looked past), of tens and of hundreds. The look-ahead must
+        // have happened where buckets are dense, and `now` must empty with no bucket taken ahead (`cur`
+        // moved to the last).
+        let configs = [
+            (12, 40, 0x2545_F491_4F6C_DD1Du64, false),
+            (60, 2, 0x1234_5678_9ABC_DEF1, true),
+            (400, 5, 0x9E37_79B9_7F4A_7C15, true),
+        ];
+        for (short, spread, seed, dense) in configs {
+            let mut q = EventQueue::new();
+            let mut reference = std::collections::BTreeMap::new();
+            let (mut x, mut seq, mut now) = (seed, 0u64, 0u64);
+            let width = 1u64 << WIDTH_BITS;
+            let (mut spans, mut taken_into) = (0, 0);
+            for step in 0..300_000u32 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if (x % 2 == 0 && reference.len() < short) || reference.len() < short / 3 {
+                    let d = match x % 101 {
+                        0..=14 => 0,
+                        15..=79 => (x >> 20) % (spread * width),
+                        80..=92 => (x >> 20) % (40 * width),
+                        93..=94 => (x >> 20) % (3 * (BUCKETS as u64) * width),
+                        _ => u64::MAX, // before the current time (a caller that moved time back)
+                    };
+                    let t = if d == u64::MAX { now.saturating_sub((x >> 30) % (3 * width)) } else { now + d };
+                    if q.serving() && t >> WIDTH_BITS > q.cur && t >> WIDTH_BITS <= q.cur + q.span {
+                        taken_into += 1;
+                    }
+                    q.schedule(Time(t), Event::Arrival(step));
+                    reference.insert((t, seq), step);
+                    seq += 1;
+                } else {
+                    let ((t, _), s) = reference.pop_first().unwrap();
+                    assert_eq!(q.pop(), Some((Time(t), Event::Arrival(s))), "step {step}");
+                    now = now.max(t);
+                    spans += (q.span > 0) as u32;
+                    assert!(q.serving() || q.span == 0, "step {step}: empty with buckets taken ahead");
+                }
+                assert_eq!(q.len(), reference.len());
+            }
+            for ((t, _), s) in reference {
+                assert_eq!(q.pop(), Some((Time(t), Event::Arrival(s))));
+            }
+            assert!(q.pop().is_none() && q.is_empty());
+            if dense {
+                assert!(
+                    spans > 10_000 && taken_into > 1_000,
+                    "look-ahead spans {spans}, events into them {taken_into}"
+                );
+            } else {
+                assert!(spans < 1_000, "sparse buckets are seldom looked past: {spans}");
+            }
+        }
     }
     #[test]
     fn an_event_earlier_than_the_current_bucket_comes_first() {
