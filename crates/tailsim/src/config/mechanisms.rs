@@ -346,8 +346,8 @@ pub fn lossless_max_pause(net: &Network, ingress: u64, response: Time) -> u64 {
         .map(|p| {
             let pt = &net.ports[p.idx()];
             let w = pt.wire_overhead as u64;
-            let t = pt.rate.tx_time(1500 + w).0 * 2
-                + pt.rate.tx_time(crate::net::mech::pfc::FRAME_BYTES as u64 + w).0
+            let t = pt.tx_time(1500 + w).0 * 2
+                + pt.tx_time(crate::net::mech::pfc::FRAME_BYTES as u64 + w).0
                 + 2 * pt.delay.0
                 + response.0;
             (t as u128 * pt.rate.0 as u128 / 8_000_000_000_000) as u64

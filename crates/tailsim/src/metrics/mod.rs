@@ -90,7 +90,7 @@ pub fn ideal_fct_on(net: &Network, src: NodeId, dst: NodeId, pin: PathId, size: 
     };
     for (i, &pid) in path.iter().enumerate() {
         let pt = &net.ports[pid.idx()];
-        let (s_full, s_last) = (pt.rate.tx_time(full).0, pt.rate.tx_time(last).0);
+        let (s_full, s_last) = (pt.tx_time(full).0, pt.tx_time(last).0);
         // At a CIOQ switch, the crossbar first (the egress rate × speedup, nothing after it).
         if let Some(k) = net.crossbar_speedup(pt.node) {
             stage(s_full / k, s_last / k, 0);

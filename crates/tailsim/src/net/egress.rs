@@ -234,7 +234,7 @@ impl Network {
         let size = size as u64;
         let nb = pt.bytes - size;
         pt.occupancy_changed(now, nb);
-        let tx = pt.rate.tx_time(size + pt.wire_overhead as u64);
+        let tx = pt.tx_time(size + pt.wire_overhead as u64);
         let done = now + tx;
         let node = pt.node;
         if pt.up && !pt.hooks.has(HookSet::TRANSMIT) {
@@ -268,7 +268,7 @@ impl Network {
         pt.busy = true;
         pt.tx_start = now;
         let size = pk.get(id).size;
-        let done = now + pt.rate.tx_time(size as u64 + pt.wire_overhead as u64);
+        let done = now + pt.tx_time(size as u64 + pt.wire_overhead as u64);
         self.tx_current[port.idx()] = Some((id, size));
         ev.schedule(done, Event::TxDone(port));
     }

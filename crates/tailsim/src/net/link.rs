@@ -218,7 +218,7 @@ impl Network {
                     pt.corrupt_p = c;
                 }
                 if let Some(r) = rate {
-                    pt.rate = r;
+                    pt.set_rate(r);
                 }
             }
         }

@@ -599,6 +599,7 @@ impl Network {
                     reverse,
                     hooks: HookSet::NONE,
                     rate: l.rate,
+                    ps_per_byte: crate::units::PsPerByte::of(l.rate),
                     delay: l.delay,
                     up: true,
                     corrupt_p: 0.0,

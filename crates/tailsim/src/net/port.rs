@@ -3,7 +3,7 @@
 use crate::engine::Pipe;
 use crate::net::hooks::HookSet;
 use crate::net::queue::{QueueDisc, CLASSES};
-use crate::units::{BitsPerSec, NodeId, PktId, PortId, Time};
+use crate::units::{BitsPerSec, NodeId, PktId, PortId, PsPerByte, Time};
 use std::collections::VecDeque;
 
 macro_rules! drop_reasons {
@@ -178,6 +178,8 @@ pub struct Port {
     pub trim: Threshold,
     /// Per-port byte limit (none = unlimited or governed by the switch's shared buffer).
     pub limit: Threshold,
+    /// `rate`'s picoseconds a byte, if whole (`tx_time`); changed with it (`set_rate`).
+    pub(super) ps_per_byte: PsPerByte,
     // Line 2: the counters a packet-hop updates (`PortStats`' first line); then the colder state.
     pub stats: PortStats,
     /// When the packet being serialized started (valid while `busy`).
@@ -194,6 +196,16 @@ pub struct Port {
 }
 
 impl Port {
+    /// The time `bytes` (wire overhead included) take to serialize onto this port's link.
+    #[inline(always)]
+    pub fn tx_time(&self, bytes: u64) -> Time {
+        self.rate.tx_time_at(self.ps_per_byte, bytes)
+    }
+    /// The link's rate changes (a fault).
+    pub fn set_rate(&mut self, rate: BitsPerSec) {
+        self.rate = rate;
+        self.ps_per_byte = PsPerByte::of(rate);
+    }
     /// Account for a change of queued bytes at `now` (before applying it).
     #[inline]
     pub fn occupancy_changed(&mut self, now: Time, new_bytes: u64) {
@@ -262,7 +274,7 @@ impl Port {
 const _: () = {
     use std::mem::offset_of;
     assert!(offset_of!(Port, busy_until) + 8 <= 64 && offset_of!(Port, corrupt_p) < 64);
-    assert!(offset_of!(Port, wire) >= 64 && offset_of!(Port, limit) + 8 <= 128);
+    assert!(offset_of!(Port, wire) >= 64 && offset_of!(Port, ps_per_byte) + 8 <= 128);
     assert!(offset_of!(Port, stats) == 128 && offset_of!(PortStats, since) + 8 <= 64);
     assert!(offset_of!(Port, queue) == offset_of!(Port, ecn_k) + 64);
 };

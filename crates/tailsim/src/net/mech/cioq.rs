@@ -135,7 +135,7 @@ impl Cioq {
             ing.sending = Some((id, e));
             self.receiving[e.idx()] = size;
             let pt = &c.ports[e.idx()];
-            let t = Time(pt.rate.tx_time(size + pt.wire_overhead as u64).0 / self.prm.speedup as u64);
+            let t = Time(pt.tx_time(size + pt.wire_overhead as u64).0 / self.prm.speedup as u64);
             c.timer(c.now + t, i.0 + 1);
             // Left the ingress queue: its drain bytes fall.
             if let Some(pfc) = &mut self.pfc {

@@ -81,3 +81,25 @@ fn a_link_that_goes_down_loses_the_packet_being_serialized_on_either_path() {
         assert_eq!(down_during(slow, delay, Time::ns(2401), None).0.len(), 2, "{case}");
     }
 }
+
+#[test]
+fn a_rate_changed_by_a_fault_times_the_packets_after_it_on_either_path() {
+    // 10 Gbps, then 40 (a whole 200 ps a byte: a multiplication) and 7 (not whole: the division, rounded
+    // up); the port's picoseconds a byte must follow its rate.
+    for slow in [false, true] {
+        let (mut n, port, mut ev, mut pk) = port(slow);
+        let (leaf, h0) = (NodeId(4), NodeId(0));
+        let mut at = Time::ZERO;
+        for gbps in [10, 40, 7] {
+            let rate = BitsPerSec::gbps(gbps);
+            assert!(n.set_link(leaf, h0, None, None, Some(rate), true));
+            let id = pkt(&mut pk, 1500, 0);
+            n.enqueue(at, &mut ev, &mut pk, port, id);
+            let got = run_net_timed(&mut n, &mut ev, &mut pk, at + Time::ms(1));
+            let wire = 1500 + n.ports[port.idx()].wire_overhead as u64;
+            assert_eq!(got, vec![(at + rate.tx_time(wire), id)], "{gbps} Gbps, slow {slow}");
+            at += Time::ms(1);
+        }
+        assert_eq!(BitsPerSec::gbps(7).tx_time(1500), Time(1_714_286), "7 Gbps rounds up");
+    }
+}

@@ -608,7 +608,7 @@ impl Hooks for Sqr {
         let pt = &c.ports[at.idx()];
         self.ports[at.idx()].own_time += match self.prm.cache {
             Cache::Ring { turns: Turns::Packet, .. } => 1,
-            _ => pt.rate.tx_time(size + pt.wire_overhead as u64).0,
+            _ => pt.tx_time(size + pt.wire_overhead as u64).0,
         };
         self.account(c.now, sw, at, size);
         let st = &self.ports[at.idx()];
@@ -674,7 +674,7 @@ impl Hooks for Sqr {
         st.passing = Some(head);
         self.n.passes += 1;
         let wire = c.packet(head).size as u64 + pt.wire_overhead as u64;
-        let d = Time(((pt.rate.tx_time(wire).0 as f64 * pass_cost).round() as u64).max(1));
+        let d = Time(((pt.tx_time(wire).0 as f64 * pass_cost).round() as u64).max(1));
         st.pass_time += if turns == Turns::Packet { 1 } else { d.0 };
         c.timer(c.now + d, key(PASS, at.0));
         Some(d)
