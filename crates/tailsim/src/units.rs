@@ -183,8 +183,8 @@ impl PathId {
 
 /// The picoseconds a byte takes at a rate, where that is a whole number (the rate divides 8·10^12 bits per
 /// second: 1, 10, 25, 40, 100, 400 Gbps and most others in use), else 0. A packet's serialization time is
-/// then a multiplication; in general it is a 64-bit division, 35–90 cycles whose result the transmitter
-/// waits for (perf, `htsim-p2`: 2–3 % of all time on the instruction after it).
+/// then a multiplication; in general it is a 64-bit division of 35–90 cycles (perf put 2–3 % of `htsim-p2`'s
+/// samples on the instruction after it; the clock did not resolve a gain: docs/performance-log.md, change 38).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PsPerByte(u64);
 

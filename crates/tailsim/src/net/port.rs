@@ -161,6 +161,7 @@ pub struct Port {
     pub reverse: PortId,
     /// Preamble and inter-frame gap: wire time without buffer space.
     pub wire_overhead: u32,
+    /// The link's rate: changed only with `set_rate`, which keeps `ps_per_byte` with it.
     pub rate: BitsPerSec,
     pub delay: Time,
     /// Probability that a packet crossing this link is corrupted (and discarded by the receiver).
