@@ -133,9 +133,10 @@ struct Entry {
 }
 
 /// log2 of a bucket's width in picoseconds: 2.048 ns. Half as many, twice as full buckets as at 1.024 ns
-/// cost about 3 % more instructions at 128 hosts (the sorts of fuller buckets) and run 3–9 % faster there:
-/// the run loop prefetches for the coming events of the bucket being served only, and crosses from one
-/// bucket to the next half as often (docs/performance-log.md, change 36).
+/// cost about 3 % more instructions at 128 hosts (the sorts of fuller buckets) and ran 3–9 % faster there,
+/// when the run loop prefetched for the coming events of the bucket being served only (change 37 now looks
+/// past its end; 1.024 ns measured again after it: no gain) and crossed from one bucket to the next half
+/// as often (docs/performance-log.md, changes 36–38).
 const WIDTH_BITS: u32 = 11;
 /// Buckets in the wheel (a power of two): 2,048 of 2.048 ns, a horizon of 4.19 µs.
 const BUCKETS: usize = 1 << 11;
@@ -205,7 +206,8 @@ pub struct EventQueue {
     now: Vec<Near>,
     /// An empty vector that `take_ahead` fills and swaps with `now`.
     spare: Vec<Near>,
-    /// The time bucket `cur` starts at: the origin of the keys in `now`.
+    /// The time bucket `cur` starts at (`cur << WIDTH_BITS`, set with it by `move_to`; kept, not derived:
+    /// +0.3 % instructions deriving it in `htsim-p2`): the origin of the keys in `now`.
     base: u64,
     /// Events earlier than bucket `cur` (only a caller that moved time back makes them), sorted descending;
     /// they come before everything in `now`.
@@ -547,7 +549,7 @@ impl EventQueue {
         // only once the events before it are served (`take_ahead`); the test keeps a change of that from
         // reordering events: it would look again at the next event, the last one left being in it.
         let last = self.cur + self.span;
-        let from = (last << WIDTH_BITS) - self.base;
+        let from = self.span << WIDTH_BITS;
         if self.now[self.now.len() - 1].key >> SEQ_BITS < from {
             return;
         }
@@ -558,8 +560,9 @@ impl EventQueue {
             }
             self.move_to(last);
         }
-        match self.next_full((last as usize) & (BUCKETS - 1)) {
-            Some(d) if d as u64 <= AHEAD && self.dense => self.take_ahead(d as u64),
+        let next = if self.dense { self.next_full((last as usize) & (BUCKETS - 1)) } else { None };
+        match next {
+            Some(d) if d as u64 <= AHEAD => self.take_ahead(d as u64),
             // Not again before the bucket served is empty (nothing is usually scheduled this close).
             _ => self.look_below = 1,
         }
@@ -615,7 +618,6 @@ impl EventQueue {
             let i = (self.cur as usize) & (BUCKETS - 1);
             let h = self.head[i];
             if h.block != NIL {
-                self.base = self.cur << WIDTH_BITS;
                 self.take_bucket(self.cur);
                 self.dense = self.now.len() >= DENSE;
                 self.look_below = if self.dense { LOOK + 2 } else { 1 };
