@@ -350,7 +350,7 @@ pub fn lossless_max_pause(net: &Network, ingress: u64, response: Time) -> u64 {
                 + pt.tx_time(crate::net::mech::pfc::FRAME_BYTES as u64 + w).0
                 + 2 * pt.delay.0
                 + response.0;
-            (t as u128 * pt.rate.0 as u128 / 8_000_000_000_000) as u64
+            pt.rate.bytes_in(Time(t))
         })
         .max()
         .unwrap_or(0);
