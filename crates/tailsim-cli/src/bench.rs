@@ -139,9 +139,12 @@ const FILES: &[(&str, &str)] = &[
 pub(crate) struct Files(std::path::PathBuf);
 
 impl Files {
+    /// The scratch directory of the process `pid`.
+    fn dir(pid: u32) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("tailsim-bench-{pid}"))
+    }
     pub(crate) fn write() -> Result<Files, String> {
-        let dir = std::env::temp_dir().join(format!("tailsim-bench-{}", std::process::id()));
-        let files = Files(dir);
+        let files = Files(Files::dir(std::process::id()));
         for (name, text) in FILES {
             let p = files.0.join(name);
             let parent = p.parent().expect("a file in a directory");
@@ -310,7 +313,11 @@ pub(crate) fn bench_apart(
     }
     let child =
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| format!("cannot start {exe}: {e}"))?;
+    let pid = child.id();
     let Some(out) = wait_or_stop(child, stop_asked).map_err(|e| format!("{what}: {e}"))? else {
+        // Killed before it could remove its scratch directory (it holds the scenarios' files): every Ctrl-C
+        // of a bench left one behind in the temporary directory.
+        let _ = std::fs::remove_dir_all(Files::dir(pid));
         return Ok(None);
     };
     if out.status.code() == Some(i32::from(crate::INTERRUPTED)) {

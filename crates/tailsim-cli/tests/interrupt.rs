@@ -10,7 +10,8 @@ fn example() -> PathBuf {
 }
 
 fn stop_with(signal: &str) {
-    let out = std::env::temp_dir().join(format!("tailsim-interrupt-{signal}-{}", std::process::id()));
+    let out = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("tailsim-interrupt-{signal}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     // Ten million flows: hours of simulation, so only the signal ends it.
     let child = Command::new(env!("CARGO_BIN_EXE_tailsim"))
@@ -51,7 +52,8 @@ fn sigterm_stops_a_run_and_keeps_its_results() {
 
 #[test]
 fn unfinished_flows_are_a_warning_and_with_strict_an_error() {
-    let out = std::env::temp_dir().join(format!("tailsim-strict-{}", std::process::id()));
+    let out =
+        std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("tailsim-strict-{}", std::process::id()));
     let run = |extra: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_tailsim"))
             .args(["run", example().to_str().unwrap(), "-q", "--set", "workload[0].flows=300", "--out"])
@@ -95,12 +97,16 @@ fn marked(mark: &str) -> Vec<String> {
 
 /// Start `tailsim args` with `mark` in its environment, wait `settle`, check it runs with one child process
 /// (a bench's scenario or thread count), send it `signal`, and check that it and its child stop within a
-/// second, with exit 130 and one line on stderr.
+/// second, with exit 130 and one line on stderr, leaving nothing in the temporary directory (the child's
+/// scratch copy of the scenarios' files).
 fn signal_stops_bench_and_its_child(args: &[&str], settle: Duration, signal: &str) {
     let mark = format!("bench-{signal}-{}-{}", args.len(), std::process::id());
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(&mark);
+    std::fs::create_dir_all(&tmp).unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_tailsim"))
         .args(args)
         .env("TAILSIM_TEST_MARK", &mark)
+        .env("TMPDIR", &tmp)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -116,6 +122,9 @@ fn signal_stops_bench_and_its_child(args: &[&str], settle: Duration, signal: &st
     assert!(stderr.trim().lines().count() == 1 && stderr.contains("interrupted"), "{stderr}");
     std::thread::sleep(Duration::from_millis(200));
     assert!(marked(&mark).is_empty(), "{args:?} {signal}: left {:?}", marked(&mark));
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "{args:?} {signal}: left {left:?} in the temporary directory");
+    std::fs::remove_dir(&tmp).unwrap();
 }
 
 /// `tailsim bench` runs each scenario in a child process: a signal to the parent alone (as `kill` or a

@@ -136,7 +136,7 @@ fn couriers_reach_the_monitor_and_the_table_holds_their_records() {
     };
     assert!(enq.iter().zip(deq).all(|(a, b)| a <= b));
     // Written to telemetry.parquet with the results.
-    let dir = std::env::temp_dir().join(format!("tailsim-br-{}", std::process::id()));
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("tailsim-br-{}", std::process::id()));
     e.write_results(&dir, &s).unwrap();
     assert!(dir.join("telemetry.parquet").exists());
     std::fs::remove_dir_all(&dir).ok();

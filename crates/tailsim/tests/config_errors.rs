@@ -136,10 +136,11 @@ fn impossible_values_are_errors_not_panics() {
         assert!(e.contains(&format!("key `{key}`")), "{snippet}: {e}");
     }
     // A topology file with no hosts.
-    let dir = std::env::temp_dir().join(format!("tailsim-cfg-{}", std::process::id()));
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("tailsim-cfg-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("t.toml"), "hosts = 0\nlink = []\n").unwrap();
     let e = err(&format!("[topology]\nkind = \"file\"\npath = \"{}\"\n{OK_TAIL}", dir.join("t.toml").display()));
+    std::fs::remove_dir_all(&dir).unwrap();
     assert!(e.contains("key `topology.path`") && e.contains("at least 2"), "{e}");
 }
 

@@ -39,7 +39,7 @@ fn hash_results_spilling(seed: u64, format: &str, spill_at: Option<usize>) -> Ve
     let s = e.run(&mut |_| {}).unwrap();
     assert_eq!(e.world.records.spilled() > 0, spill_at.is_some(), "spilled {}", e.world.records.spilled());
     assert_eq!(s.flows_finished, s.flows_started);
-    let dir = std::env::temp_dir().join(format!(
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "tailsim-det-{}-{seed}-{format}-{:?}",
         std::process::id(),
         std::thread::current().id()

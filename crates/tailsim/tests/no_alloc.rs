@@ -56,7 +56,7 @@ fn linkguardian_steady_state() {
                 [[fault]]\nat = \"0us\"\nlink = [\"sw2\", \"sw6\"]\ncorrupt = 0.001\none_way = true\n\
                 [linkguardian]\nlinks = [[\"sw2\", \"sw6\"]]\ncopies = 2\n\
                 [[workload]]\nkind = \"cbr\"\nsrc = 0\ndst = 1\nline_rate = \"90Gbps\"\nsize = 1500\nuntil = \"20ms\"\n";
-    let mut e = tailsim::load_str(toml, "t.toml", &std::env::temp_dir(), &[]).unwrap();
+    let mut e = tailsim::load_str(toml, "t.toml", &std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")), &[]).unwrap();
     use tailsim::sim::StopAt;
     use tailsim::units::Time;
     e.world.run(StopAt { time: Some(Time::ms(2)), max_events: None }, &mut |_| true);
@@ -77,13 +77,16 @@ fn linkguardian_steady_state() {
 /// SQR's ring on its testbed: a long CUBIC flow h2 → h4 with sw6–sw10 failing for 760 us every 5 ms, so the
 /// window has copies made, passed round the ring, retired, and resent in order after each failure.
 fn sqr_steady_state() {
-    let dir = std::env::temp_dir().join(format!("tailsim-noalloc-sqr-{}", std::process::id()));
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("tailsim-noalloc-sqr-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("t.csv"), "src,dst,size_bytes,start_us\n2,4,1000000000,0\n").unwrap();
     let toml = "[topology]\npreset = \"sqr-testbed\"\n[sqr]\n[[workload]]\nkind = \"trace\"\npath = \"t.csv\"\n\
                 [[fault]]\nat = \"2ms\"\nlink = [\"sw6\", \"sw10\"]\nstate = \"down\"\nduration = \"760us\"\n\
                 every = \"5ms\"\ncount = 20\n";
     let mut e = tailsim::load_str(toml, "t.toml", &dir, &[]).unwrap();
+    // The trace is read while loading.
+    std::fs::remove_dir_all(&dir).unwrap();
     use tailsim::sim::StopAt;
     use tailsim::units::Time;
     e.world.run(StopAt { time: Some(Time::ms(15)), max_events: None }, &mut |_| true);
@@ -106,7 +109,7 @@ fn burstradar_steady_state() {
     let sizes = "packet_sizes = [[200, 0.3], [576, 0.6], [1000, 0.8], [1500, 1.0]]";
     let bursts = "on = [[4, 0.0], [40, 1.0]]\noff = [[200, 0.0], [1000, 1.0]]";
     let toml = common::burstradar_testbed(sizes, bursts, "", 40);
-    let dir = std::env::temp_dir();
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let mut e = tailsim::load_str(&toml, "t.toml", &dir, &[]).unwrap();
     use tailsim::sim::StopAt;
     use tailsim::units::Time;
@@ -130,7 +133,12 @@ fn steady_state(lb: &str, extra: &str) {
     for s in 0..16 {
         trace.push_str(&format!("{s},{},100000000,0\n", 16 + (s * 7) % 16));
     }
-    let dir = std::env::temp_dir().join(format!("tailsim-noalloc-{}", std::process::id()));
+    // One directory a configuration: the tests run in parallel threads.
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "tailsim-noalloc-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("t.csv"), trace).unwrap();
     let toml = format!(
@@ -156,6 +164,7 @@ path = "{}"
         },
     );
     let mut e = tailsim::load_str(&toml, "t.toml", &dir, &[]).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
     use tailsim::sim::StopAt;
     use tailsim::units::Time;
     let warm = if fastlane { 20 } else { 5 };

@@ -563,7 +563,8 @@ fn switch_mechanisms_cut_into_parts_give_the_serial_runs_results() {
 fn packet_capture_cut_into_parts_gives_the_serial_runs_files() {
     // Every host's link captured, in full and with a budget that runs out mid-run: each part captures its
     // own ports; the merge keeps what the serial run kept (it stops at the instant the budget runs out).
-    let dir = std::env::temp_dir().join(format!("tailsim-parallel-pcap-{}", std::process::id()));
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("tailsim-parallel-pcap-{}", std::process::id()));
     // A permutation sends a first packet from every host at t = 0: a budget of 5 runs out at that instant,
     // whose 16 packets the serial order alone could choose from (none is kept).
     let permutation = "[[workload]]\nkind = \"permutation\"\nsize = \"30KB\"\n";

@@ -65,13 +65,15 @@ core_delay = "0.2us"
     )
 }
 
-/// Write a scratch file unique to this test process and return its path.
+/// Write a scratch file of this test program (in cargo's scratch directory for tests, `target/tmp`: one
+/// directory per test program, reused by every run rather than one more in the system's temporary directory
+/// each time) and return its path.
 pub fn temp_file(name: &str, content: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("tailsim-test-{}", std::process::id()));
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(env!("CARGO_CRATE_NAME"));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
     // Atomic: tests running in parallel may write the same file (same name, same content).
-    let tmp = dir.join(format!(".{name}.{:?}", std::thread::current().id()));
+    let tmp = dir.join(format!(".{name}.{}.{:?}", std::process::id(), std::thread::current().id()));
     std::fs::write(&tmp, content).unwrap();
     std::fs::rename(&tmp, &p).unwrap();
     p
