@@ -174,10 +174,10 @@ const WORDS: usize = BUCKETS / 64;
 /// of all instructions (docs/performance-log.md, change 2). Timers (RTOs, NDP's timeouts) and slow links'
 /// events stay in the heap and move into the wheel when they come within the horizon.
 ///
-/// A bucket is a list of blocks of seven events (256 bytes, four cache lines), filled from the newest
+/// A bucket is a list of blocks of ten events (256 bytes, four cache lines), filled from the newest
 /// block, rather than a list of single events: walking a bucket of a large fabric (thousands of events,
 /// scheduled microseconds apart and evicted from the caches since) was one dependent miss per event, 14 %
-/// of all time at 5,488 hosts; a block costs one miss for seven and the next block is prefetched while one
+/// of all time at 5,488 hosts; a block costs one miss for ten and the next block is prefetched while one
 /// is read. The blocks live in one arena with a free list, so once it has grown to the peak number of
 /// pending events nothing allocates.
 pub struct EventQueue {
@@ -285,18 +285,19 @@ impl Head {
     const EMPTY: Head = Head { block: NIL, len: PER_BLOCK as u32 };
 }
 
-/// An event in a bucket: its key in two words (no 16-byte alignment), 32 bytes.
+/// An event in a bucket: its time's offset into its bucket above its tie, in one word (its bucket holds the
+/// rest of its time), 24 bytes. A time and a tie in two words made a slot 32 bytes and a block seven events
+/// (docs/performance-log.md, change 39).
 #[derive(Clone, Copy)]
 #[repr(C)]
 struct Slot {
-    time: u64,
-    seq: u64,
+    key: u64,
     ev: Event,
 }
 
-const PER_BLOCK: usize = 7;
+const PER_BLOCK: usize = 10;
 
-/// Seven events of one bucket and the bucket's next (older, full) block: four cache lines.
+/// Ten events of one bucket and the bucket's next (older, full) block: four cache lines.
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 struct Block {
@@ -304,7 +305,7 @@ struct Block {
     next: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<Slot>() == 32);
+const _: () = assert!(std::mem::size_of::<Slot>() == 24);
 const _: () = assert!(std::mem::size_of::<Block>() == 256);
 
 impl Default for EventQueue {
@@ -408,10 +409,13 @@ impl EventQueue {
             self.link(b, Entry { key, ev });
         }
     }
+    /// Add `e` to bucket `b`, its time's.
     #[inline(always)]
     fn link(&mut self, b: u64, e: Entry) {
+        let (time, tie) = ((e.key >> 64) as u64, e.key as u64);
+        debug_assert_eq!(time >> WIDTH_BITS, b, "an event in its own time's bucket");
         let i = (b as usize) & (BUCKETS - 1);
-        let slot = Slot { time: (e.key >> 64) as u64, seq: e.key as u64, ev: e.ev };
+        let slot = Slot { key: near_key(time & ((1 << WIDTH_BITS) - 1), tie), ev: e.ev };
         let h = self.head[i];
         if (h.len as usize) < PER_BLOCK {
             self.blocks[h.block as usize].e[h.len as usize] = slot;
@@ -598,8 +602,10 @@ impl EventQueue {
             if b >= self.cur + BUCKETS as u64 {
                 break;
             }
+            // Never before `cur`: the heap's events are beyond the horizon of every bucket that was `cur`,
+            // and `cur` moves at most to the first of them.
             let e = self.far.pop().expect("peeked");
-            self.link(b.max(self.cur), e);
+            self.link(b, e);
         }
     }
     #[cold]
@@ -639,7 +645,8 @@ impl EventQueue {
         let i = (b as usize) & (BUCKETS - 1);
         let h = self.head[i];
         self.head[i] = Head::EMPTY;
-        let base = self.base;
+        // The keys in the blocks are offsets into bucket `b`: into the buckets served, from `base`.
+        let shift = (b - self.cur) << (WIDTH_BITS + SEQ_BITS);
         debug_assert!(self.now.is_empty());
         let (mut id, mut len) = (h.block, h.len as usize);
         while id != NIL {
@@ -653,7 +660,7 @@ impl EventQueue {
             // order are left for the sort to move (callgrind: htsim-p2 −3.1 %, fattree128-perm-100g −6.2 % of
             // all instructions against oldest first).
             let taken = blk.e[..len].iter().rev();
-            self.now.extend(taken.map(|s| Near { key: near_key(s.time - base, s.seq), ev: s.ev }));
+            self.now.extend(taken.map(|s| Near { key: s.key + shift, ev: s.ev }));
             blk.next = self.free;
             self.free = id;
             self.listed -= len;
