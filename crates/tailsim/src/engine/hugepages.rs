@@ -121,6 +121,8 @@ fn advise_heap() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         // SAFETY: `sbrk(0)` moves nothing: it returns the heap's current end (glibc keeps it in a variable).
+        // It is read without the arena's lock: while another thread grows the heap it may be the end before
+        // that growth, which only delays the growth's mark to the next look.
         let end = unsafe { libc::sbrk(0) } as usize;
         if end == usize::MAX {
             return;
