@@ -33,6 +33,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub struct HugePageAlloc;
 
 const HUGE_PAGE: usize = 2 << 20;
+/// The size from which a block is marked (`advise`): large enough to hold two huge pages.
+const MARKED_FROM: usize = 2 * HUGE_PAGE;
 /// The alignment glibc's `malloc` gives every block on 64-bit Linux (`System` calls it for no more).
 const MALLOC_ALIGN: usize = 16;
 
@@ -56,7 +58,7 @@ unsafe impl GlobalAlloc for HugePageAlloc {
         unsafe { System.dealloc(p, layout) }
     }
     unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if layout.align() > MALLOC_ALIGN && new_size >= 2 * HUGE_PAGE {
+        if layout.align() > MALLOC_ALIGN && new_size >= MARKED_FROM {
             // `System` moves a block aligned beyond malloc's own (the packets' arena: 64 bytes) to a new one
             // and copies it there before returning it, so the copy would land on small pages before `advise`
             // could mark them. The same steps, with the new block marked before the copy.
@@ -79,10 +81,10 @@ unsafe impl GlobalAlloc for HugePageAlloc {
     }
 }
 
-/// Mark the whole huge pages inside [p, p + size) for THP, if the block is large enough to hold two.
+/// Mark the whole huge pages inside [p, p + size) for THP, if the block is at least `MARKED_FROM`.
 #[inline]
 fn advise(p: *mut u8, size: usize) {
-    if p.is_null() || size < 2 * HUGE_PAGE {
+    if p.is_null() || size < MARKED_FROM {
         return;
     }
     #[cfg(target_os = "linux")]
