@@ -366,6 +366,7 @@ class Ndp(_Table):
     header: Optional[int] = None
     resend_timeout: Optional[str] = None
     pull_order: Optional[str] = None  # "fair" (messages in turn, htsim's) or "fifo" (every pull in order)
+    pull_on_ack: Optional[bool] = None  # a pull the pacer would send at once rides on its ACK/NACK (htsim's)
 
     kind = "ndp"
 

@@ -135,6 +135,7 @@ SAMPLES = {
             "pacer",
             "tail_boost",
             "free_tokens_high",
+            "pull_on_ack",
         ],
         True,
     ),

@@ -11,6 +11,7 @@ serialization: 2.0, 4.0 or 6.0 µs on the 128-host file); ``--no-ack-trip`` show
 
     python tools/xval/ndp_vs_htsim.py                        # web search at 50 %, 961 flows (~45 s)
     python tools/xval/ndp_vs_htsim.py --schedulers per-flow-round-robin priority fifo --markdown out.md
+    python tools/xval/ndp_vs_htsim.py --pull-on-ack false     # every pull a PULL packet of its own
 
 htsim is the build that side-by-side.sh makes (run it once: it builds ``htsim_ndp`` into
 ``~/.cache/tailsim-peers``); tailsim is ``target/release/tailsim`` (``cargo build --release -p tailsim-cli``).
@@ -63,6 +64,7 @@ kind = "ndp"
 header = 64
 rtt_bytes = 159396
 pull_order = "{pull_order}"
+pull_on_ack = {pull_on_ack}
 [[workload]]
 kind = "trace"
 path = "{cm}"
@@ -135,14 +137,24 @@ def htsim_fcts(sc: str, work: Path) -> dict[int, float]:
     return {i: t - start[i] for i, t in fin.items()}
 
 
-def tailsim_fcts(sc: str, scheduler: str, work: Path, binary: Path, pull_order: str) -> dict[int, float]:
+def tailsim_fcts(
+    sc: str, scheduler: str, work: Path, binary: Path, pull_order: str, pull_on_ack: bool
+) -> dict[int, float]:
     """FCT (µs) by connection id. Trace flows keep file order among equal starts, and the flows table is in
     start order, so rows are matched to the matrix by (src, dst, size, start)."""
     import pyarrow.parquet as pq
 
     topo, cm, _, _, _ = SCENARIOS[sc]
     toml = work / f"{sc}-{scheduler}.toml"
-    toml.write_text(TEMPLATE.format(topo=find(topo), cm=find(cm), scheduler=scheduler, pull_order=pull_order))
+    toml.write_text(
+        TEMPLATE.format(
+            topo=find(topo),
+            cm=find(cm),
+            scheduler=scheduler,
+            pull_order=pull_order,
+            pull_on_ack=str(pull_on_ack).lower(),
+        )
+    )
     out = work / f"r-{sc}-{scheduler}"
     subprocess.run([str(binary), "run", "-q", str(toml), "--out", str(out)], check=True, capture_output=True)
     t = pq.read_table(out / "flows.parquet", columns=["src", "dst", "size_bytes", "start_ps", "fct_ps"]).to_pylist()
@@ -171,6 +183,12 @@ def main() -> None:
     ap.add_argument("--schedulers", nargs="+", default=["per-flow-round-robin", "priority"])
     ap.add_argument("--tailsim", type=Path, default=ROOT / "target" / "release" / "tailsim")
     ap.add_argument("--pull-order", choices=["fair", "fifo"], default="fair", help="tailsim's transport.pull_order")
+    ap.add_argument(
+        "--pull-on-ack",
+        choices=["true", "false"],
+        default="true",
+        help="tailsim's transport.pull_on_ack (true: a pull the pacer would send at once rides on its ACK, as htsim's)",
+    )
     ap.add_argument("--markdown", type=Path, help="also write the table here")
     ap.add_argument("--no-ack-trip", action="store_true", help="tailsim's FCTs without the last ACK's trip back")
     a = ap.parse_args()
@@ -180,12 +198,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         work = Path(d)
         h = htsim_fcts(a.scenario, work)
-        runs = {s: tailsim_fcts(a.scenario, s, work, a.tailsim, a.pull_order) for s in a.schedulers}
+        pull_on_ack = a.pull_on_ack == "true"
+        runs = {s: tailsim_fcts(a.scenario, s, work, a.tailsim, a.pull_order, pull_on_ack) for s in a.schedulers}
     if not a.no_ack_trip:
         trip = ack_trip_us(find(SCENARIOS[a.scenario][0]))
         runs = {s: {i: t + trip(*sizes[i][:2]) for i, t in r.items()} for s, r in runs.items()}
     lines = [
-        f"NDP, scenario {a.scenario}: {len(sizes)} flows, htsim finished {len(h)}; tailsim pull_order {a.pull_order}"
+        f"NDP, scenario {a.scenario}: {len(sizes)} flows, htsim finished {len(h)}; tailsim pull_order {a.pull_order}, "
+        + f"pull_on_ack {a.pull_on_ack}"
         + ("" if a.no_ack_trip else "; tailsim's FCTs + the last ACK's trip back, as htsim counts them"),
         "",
         "| size | flows | htsim mean µs | htsim p99 µs | "

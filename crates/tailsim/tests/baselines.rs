@@ -112,6 +112,49 @@ fn ndp_trimmed_headers_reach_the_receiver_and_their_payload_is_sent_again() {
 }
 
 #[test]
+fn ndp_a_pull_the_pacer_would_send_at_once_rides_on_its_ack() {
+    // A lone 100 KB message (70 packets, a first window of 7 on homa-144): its packets reach the receiver one
+    // full frame apart, the pull spacing, so the pacer is free at every arrival and each of the 63 pulls rides
+    // on an ACK (htsim's pacer does the same). The network carries data and ACKs only, and the message still
+    // takes exactly its unloaded latency. `pull_on_ack = false`: 63 PULL packets of their own, as before.
+    for (on_ack, carried, created) in [(true, 63, 140), (false, 0, 203)] {
+        let extra = format!("pull_on_ack = {on_ack}\n[routing]\nload_balance = \"ecmp\"");
+        let (e, s) = on("homa-144", "ndp", &extra, "0,143,100000,0\n");
+        let st = ndp_stats(&e);
+        let r = e.world.records.nth(0);
+        assert_eq!((st.pulls, st.pulls_carried, s.packets.created), (63, carried, created), "pull_on_ack {on_ack}");
+        assert_eq!(r.fct(), Some(r.ideal), "pull_on_ack {on_ack}");
+    }
+    // An incast keeps the receiver's pacer busy: pulls queue and leave as PULL packets, and only those the
+    // pacer could send at once ride (on ACKs, and on the NACKs of trimmed headers: a carried pull the sender
+    // ignored would leave its message short of pulls, unfinished, with no timeout on homa-144). Every packet
+    // is a data packet (sent once, or again after a trim), an ACK, a NACK or a PULL of its own.
+    let rows: String = (1..=8).map(|i| format!("{},0,100000,0\n", i * 16)).collect();
+    for on_ack in [true, false] {
+        let (e, s) = on("homa-144", "ndp", &format!("pull_on_ack = {on_ack}"), &rows);
+        assert_eq!(s.flows_finished, 8);
+        let st = ndp_stats(&e);
+        let retransmits: u64 = e.world.records.all().iter().map(|r| r.retransmits as u64).sum();
+        let data = 8 * 70 + retransmits;
+        assert_eq!(s.packets.created, data + 8 * 70 + st.nacks + st.pulls - st.pulls_carried, "{st:?}");
+        match on_ack {
+            true => assert!(0 < st.pulls_carried && st.pulls_carried < st.pulls, "{st:?}"),
+            false => assert_eq!(st.pulls_carried, 0),
+        }
+    }
+    // Web search over a sprayed fat tree trims at every tier, so a trimmed header can reach a receiver whose
+    // pacer is free, and its NACK carries the pull (of the 300 messages, some would be left unfinished, short
+    // of a pull, if the sender ignored a NACK's; with no outright loss nothing else would send it).
+    let toml = "seed = 3\n[topology]\nkind = \"fat-tree\"\nk = 4\nrate = \"10Gbps\"\ndelay = \"1us\"\n\
+                [switch]\ntrim = \"12KB\"\n[routing]\nload_balance = \"spray\"\n[transport]\nkind = \"ndp\"\npull_on_ack = true\n\
+                [[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.6\nflows = 300\n";
+    let (e, s) = run(toml);
+    assert_eq!((s.flows_finished, s.packets.dropped), (300, 0));
+    let st = ndp_stats(&e);
+    assert!(st.headers > 0 && st.pulls_carried > 0, "{st:?}");
+}
+
+#[test]
 fn ndp_without_trimming_room_for_headers_still_recovers() {
     // Finite buffers make outright loss possible: the receiver timeout is on, and with a data queue of one
     // packet most of an incast is trimmed; everything still arrives.

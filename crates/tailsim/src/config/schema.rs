@@ -310,6 +310,9 @@ pub struct TransportCfg {
     pub slow_start_cap: Option<bool>,
     /// NDP: the order a receiver's pacer sends queued pulls in, "fair" (messages in turn) or "fifo".
     pub pull_order: Option<String>,
+    /// NDP: a pull the receiver's pacer would send at once rides on the ACK or NACK that prompts it (default
+    /// true, as htsim; false: always a PULL packet of its own).
+    pub pull_on_ack: Option<bool>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]

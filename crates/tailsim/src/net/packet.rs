@@ -133,7 +133,7 @@ pub struct Packet {
     /// Data: segment number. Ack: cumulative ack (next expected segment).
     pub seq: u32,
     /// Transport-defined: Homa's message length (data), priority (grant) or packet count (resend); pHost's
-    /// and NDP's message length (data, RTS).
+    /// and NDP's message length (data, RTS); NDP's ACK or NACK carrying a pull (1).
     pub aux: u32,
     /// Ack: SACK blocks [start, end) in segments, most recent first; end == 0 means unused.
     pub sack: [(u32, u32); SACK_BLOCKS],

@@ -8,7 +8,9 @@
 //!   NACK — and, while the message still needs packets from its sender, queues one PULL for it. A receiver's
 //!   pulls leave one per full-packet time at its link rate, one message's at a time in turn (fair sharing,
 //!   not SRPT; htsim's `FairPullQueue`), so the data they release arrive at the downlink's rate.
-//! - A PULL releases one packet: a NACKed one first, else the next new one.
+//! - A PULL releases one packet: a NACKed one first, else the next new one. A pull the pacer would send at
+//!   once (none queued, a full-packet time since the last) rides on the ACK or NACK that prompts it, as in
+//!   htsim (`transport.pull_on_ack`): a packet fewer for the network to carry, the pull's timing unchanged.
 //! - Switches with an 8-packet data queue cut an arriving data packet that does not fit to its header and
 //!   forward the header at the top priority (`Network::enqueue`, `switch.trim`): the receiver learns of the
 //!   loss about one RTT after it happened and pulls the packet again.
@@ -53,7 +55,13 @@ pub struct NdpConfig {
     /// Receiver: the pacer serves its messages' queued pulls in turn, one each (htsim's `FairPullQueue`);
     /// false: every pull in the order it was queued (`transport.pull_order = "fifo"`).
     pub fair_pulls: bool,
+    /// Receiver: a pull the pacer would send at once rides on the ACK or NACK that prompts it (htsim's
+    /// `NdpPullPacer::sendPacket`) instead of leaving as a PULL packet of its own right behind it.
+    pub pull_on_ack: bool,
 }
+
+/// `aux` of an ACK or NACK that carries a pull (`NdpConfig::pull_on_ack`).
+const CARRIES_PULL: u32 = 1;
 
 impl NdpConfig {
     /// Packets a message of `npkts` sends unpulled: one BDP (RTTbytes), at least one, at most all.
@@ -125,7 +133,10 @@ struct HostState {
 /// Counters for tests and reports.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct NdpStats {
+    /// Pulls sent, on their own or carried.
     pub pulls: u64,
+    /// Of those, pulls that rode on an ACK or NACK (`NdpConfig::pull_on_ack`).
+    pub pulls_carried: u64,
     pub nacks: u64,
     /// Trimmed headers that reached their receiver.
     pub headers: u64,
@@ -169,6 +180,7 @@ impl Ndp {
         self.split.receiving += other.split.receiving;
         let (a, b) = (&mut self.stats, &other.stats);
         a.pulls += b.pulls;
+        a.pulls_carried += b.pulls_carried;
         a.nacks += b.nacks;
         a.headers += b.headers;
         a.timeouts += b.timeouts;
@@ -249,14 +261,7 @@ impl Ndp {
         }
         match p.kind {
             PktKind::Data => self.on_data(ctx, host, p),
-            PktKind::Pull => {
-                self.msgs.get_mut(p.flow.0).heard_back = true;
-                if !self.send_next(ctx, p.flow) {
-                    // Nothing to send yet: the NACK this pull answers took another path and is still on its
-                    // way. Keep the pull for it.
-                    self.msgs.get_mut(p.flow.0).credit += 1;
-                }
-            }
+            PktKind::Pull => self.on_pull(ctx, p.flow),
             PktKind::Nack => {
                 let m = self.msgs.get_mut(p.flow.0);
                 m.heard_back = true;
@@ -265,18 +270,25 @@ impl Ndp {
                     m.credit -= 1;
                     self.send_next(ctx, p.flow);
                 }
+                // A carried pull after its NACK, as a PULL packet right behind it would come.
+                if p.aux == CARRIES_PULL {
+                    self.on_pull(ctx, p.flow);
+                }
             }
             PktKind::Ack => {
                 let m = self.msgs.get_mut(p.flow.0);
                 m.heard_back = true;
                 m.acked += 1;
                 if m.acked == m.npkts {
-                    // Every packet is at the receiver: the sender's half is done.
+                    // Every packet is at the receiver: the sender's half is done (a pull this ACK carries
+                    // overtook the last ACK on another path, and has nothing left to release).
                     m.snd_timer.cancel();
                     m.rtx.clear();
                     let (id, retransmits, timeouts) = (m.id, m.retransmits, m.snd_timeouts);
                     ctx.report(FlowEvent::Closed { id, retransmits, timeouts });
                     self.close_half(p.flow, true);
+                } else if p.aux == CARRIES_PULL {
+                    self.on_pull(ctx, p.flow);
                 }
             }
             other => unreachable!("{other:?} is not an NDP packet"),
@@ -325,6 +337,16 @@ impl Ndp {
     }
 
     // ------------------------------------------------------------------ sender
+
+    /// A pull reached the sender (a PULL packet, or one an ACK or NACK carried).
+    fn on_pull(&mut self, ctx: &mut Ctx, slot: FlowSlot) {
+        self.msgs.get_mut(slot.0).heard_back = true;
+        if !self.send_next(ctx, slot) {
+            // Nothing to send yet: the NACK this pull answers took another path and is still on its way.
+            // Keep the pull for it.
+            self.msgs.get_mut(slot.0).credit += 1;
+        }
+    }
 
     /// Send one packet of the message: a NACKed one first, else the next new one (false if there is none).
     fn send_next(&mut self, ctx: &mut Ctx, slot: FlowSlot) -> bool {
@@ -388,26 +410,59 @@ impl Ndp {
             m.resends += 1;
             self.stats.headers += 1;
             self.stats.nacks += 1;
-            let nack = self.ctrl(PktKind::Nack, slot, gen, p.seq);
-            ctx.send(host, nack);
+            self.answer(ctx, host, PktKind::Nack, slot, gen, p.seq);
         } else {
             if m.got[p.seq as usize] {
                 return; // a duplicate (a timeout's resend crossed the original)
             }
             m.got[p.seq as usize] = true;
             m.got_pkts += 1;
-            let ack = self.ctrl(PktKind::Ack, slot, gen, p.seq);
-            ctx.send(host, ack);
-            let m = self.msgs.get_mut(slot.0);
             if m.got_pkts == m.npkts {
+                let ack = self.ctrl(PktKind::Ack, slot, gen, p.seq);
+                ctx.send(host, ack);
+                let m = self.msgs.get_mut(slot.0);
                 m.timer.cancel();
                 m.got = Vec::new();
                 ctx.report(FlowEvent::Received { id: m.id, at: ctx.now, timeouts: m.timeouts });
                 self.close_half(slot, false);
                 return;
             }
+            self.answer(ctx, host, PktKind::Ack, slot, gen, p.seq);
         }
+    }
+
+    /// Send the ACK or NACK (`kind`) of packet `seq`, and pull once more if the sender still has packets to
+    /// send: on the ACK or NACK itself if the pacer would send the pull at once (nothing queued, its spacing
+    /// since the last pull passed: `pull_on_ack`), as htsim's pacer does, else as a PULL through the pacer.
+    /// Carried, the pull reaches the sender a control frame's serialization sooner than a PULL right behind
+    /// its ACK would, and the network carries one packet fewer.
+    fn answer(&mut self, ctx: &mut Ctx, host: NodeId, kind: PktKind, slot: FlowSlot, gen: u32, seq: u32) {
+        let mut c = self.ctrl(kind, slot, gen, seq);
+        if self.cfg.pull_on_ack && self.msgs.get(slot.0).wants_pull() && self.pacer_idle(ctx.now, host) {
+            self.msgs.get_mut(slot.0).pulls += 1;
+            self.hosts[host.idx()].next_pull = ctx.now + self.spacing[host.idx()];
+            self.stats.pulls += 1;
+            self.stats.pulls_carried += 1;
+            c.aux = CARRIES_PULL;
+            ctx.send(host, c);
+            return;
+        }
+        ctx.send(host, c);
         self.pull(ctx, host, slot, gen);
+    }
+
+    /// Whether host `h`'s pacer would send a pull queued now at once: none waits (the pulls of messages
+    /// completed since they were queued are dropped here, as `pump_pulls` would skip them) and a pull's
+    /// spacing has passed since the last.
+    fn pacer_idle(&mut self, now: Time, h: NodeId) -> bool {
+        let hs = &mut self.hosts[h.idx()];
+        while let Some(&(slot, gen)) = hs.pulls.front() {
+            if self.gens[slot.idx()] == gen && self.msgs.get(slot.0).ends.rcv {
+                return false;
+            }
+            hs.pulls.pop_front();
+        }
+        now >= hs.next_pull
     }
 
     /// Queue one pull for the message if its sender still has packets to send.
@@ -482,9 +537,7 @@ impl Ndp {
         m.resends += 1;
         let dst = m.dst;
         self.stats.nacks += 1;
-        let nack = self.ctrl(PktKind::Nack, slot, gen, first);
-        ctx.send(dst, nack);
-        self.pull(ctx, dst, slot, gen);
+        self.answer(ctx, dst, PktKind::Nack, slot, gen, first);
     }
 }
 
