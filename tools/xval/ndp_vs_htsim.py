@@ -38,6 +38,7 @@ HTSIM = HTSIM / "htsim-40ccb05" / "sim" / "build" / "datacenter" / "htsim_ndp"
 SCENARIOS = {
     "ws": ("fat_tree_128_100g.topo", "ws128_100g_l50_2ms.cm", "ws128_100g_l50_2ms_ps.cm", 128, 5300),
     "p2": ("fat_tree_128_100g.topo", "perm128_2MB.cm", "perm128_2MB.cm", 128, 300),
+    "p2-1024": ("fat_tree_1024_100g.topo", "perm1024_2MB.cm", "perm1024_2MB.cm", 1024, 300),
 }
 
 BUCKETS = [(0, 100_000, "<= 100 KB"), (100_000, 1_000_000, "100 KB - 1 MB"), (1_000_000, math.inf, "> 1 MB")]

@@ -73,7 +73,7 @@ pub(super) fn ndp(c: &Ctx, t: &TransportCfg, fr: Framing, ctrl: u32, net: &Netwo
             "fifo" => false,
             o => return Err(c.err("transport.pull_order", format!("expected \"fair\" or \"fifo\", found \"{o}\""))),
         },
-        pull_on_ack: t.pull_on_ack.unwrap_or(false),
+        pull_on_ack: t.pull_on_ack.unwrap_or(true),
     };
     Ok(Transport::Ndp(Ndp::new(cfg, frame_times(net, fr))))
 }
