@@ -367,6 +367,7 @@ class Ndp(_Table):
     resend_timeout: Optional[str] = None
     pull_order: Optional[str] = None  # "fair" (messages in turn, htsim's) or "fifo" (every pull in order)
     pull_on_ack: Optional[bool] = None  # a pull the pacer would send at once rides on its ACK/NACK (htsim's)
+    pull_spacing: Optional[Size] = None  # bytes' time at the link rate between pulls (default: one full frame)
 
     kind = "ndp"
 

@@ -158,6 +158,7 @@ SAMPLES = {
     "priority": "remaining",
     "class_by": "flow-size",
     "pull_order": "fair",
+    "pull_spacing": "1580B",
     "class_thresholds": ["10KB", "100KB"],
     "unscheduled_cutoffs": ["1KB"],
 }

@@ -2,8 +2,10 @@
 
 Runs htsim's ``htsim_ndp`` and tailsim's ``ndp`` on the same ``.topo`` and ``.cm`` files with the settings of
 ``../shared/peers/htsim/side-by-side.sh`` (1500 B frames, trimming above 8 packets, spraying, 111-packet first
-window, unbounded host queues), once per tailsim NIC scheduler, and prints mean and p99 flow completion time per
-size bucket for each, with the difference to htsim. Flows are matched by the connection matrix's ids.
+window, unbounded host queues) and htsim's pull spacing (``transport.pull_spacing = "1580B"``, which the
+side-by-side script leaves at tailsim's default), once per tailsim NIC scheduler, and prints mean and p99 flow
+completion time per size bucket for each, with the difference to htsim. Flows are matched by the
+connection matrix's ids.
 htsim's completion time ends when the sender holds the last ACK ("finished at" in ndp.cpp), tailsim's when the
 receiver holds the last byte. So that the two measure the same thing, tailsim's FCTs are given the last ACK's
 unloaded one-way trip back (the fat tree's links between the two hosts, each its latency plus a 64 B ACK's
@@ -12,6 +14,7 @@ serialization: 2.0, 4.0 or 6.0 µs on the 128-host file); ``--no-ack-trip`` show
     python tools/xval/ndp_vs_htsim.py                        # web search at 50 %, 961 flows (~45 s)
     python tools/xval/ndp_vs_htsim.py --schedulers per-flow-round-robin priority fifo --markdown out.md
     python tools/xval/ndp_vs_htsim.py --pull-on-ack false     # every pull a PULL packet of its own
+    python tools/xval/ndp_vs_htsim.py --pull-spacing frame    # tailsim's own pull spacing, not htsim's
 
 htsim is the build that side-by-side.sh makes (run it once: it builds ``htsim_ndp`` into
 ``~/.cache/tailsim-peers``); tailsim is ``target/release/tailsim`` (``cargo build --release -p tailsim-cli``).
@@ -64,8 +67,7 @@ load_balance = "spray"
 kind = "ndp"
 header = 64
 rtt_bytes = 159396
-pull_order = "{pull_order}"
-pull_on_ack = {pull_on_ack}
+{transport}
 [[workload]]
 kind = "trace"
 path = "{cm}"
@@ -138,24 +140,15 @@ def htsim_fcts(sc: str, work: Path) -> dict[int, float]:
     return {i: t - start[i] for i, t in fin.items()}
 
 
-def tailsim_fcts(
-    sc: str, scheduler: str, work: Path, binary: Path, pull_order: str, pull_on_ack: bool
-) -> dict[int, float]:
-    """FCT (µs) by connection id. Trace flows keep file order among equal starts, and the flows table is in
-    start order, so rows are matched to the matrix by (src, dst, size, start)."""
+def tailsim_fcts(sc: str, scheduler: str, work: Path, binary: Path, transport: str) -> dict[int, float]:
+    """FCT (µs) by connection id, `transport`: more lines of the [transport] table. Trace flows keep file order
+    among equal starts, and the flows table is in start order, so rows are matched to the matrix by (src, dst,
+    size, start)."""
     import pyarrow.parquet as pq
 
     topo, cm, _, _, _ = SCENARIOS[sc]
     toml = work / f"{sc}-{scheduler}.toml"
-    toml.write_text(
-        TEMPLATE.format(
-            topo=find(topo),
-            cm=find(cm),
-            scheduler=scheduler,
-            pull_order=pull_order,
-            pull_on_ack=str(pull_on_ack).lower(),
-        )
-    )
+    toml.write_text(TEMPLATE.format(topo=find(topo), cm=find(cm), scheduler=scheduler, transport=transport))
     out = work / f"r-{sc}-{scheduler}"
     subprocess.run([str(binary), "run", "-q", str(toml), "--out", str(out)], check=True, capture_output=True)
     t = pq.read_table(out / "flows.parquet", columns=["src", "dst", "size_bytes", "start_ps", "fct_ps"]).to_pylist()
@@ -190,6 +183,12 @@ def main() -> None:
         default="true",
         help="tailsim's transport.pull_on_ack (true: a pull the pacer would send at once rides on its ACK, as htsim's)",
     )
+    ap.add_argument(
+        "--pull-spacing",
+        default="1580B",
+        help="tailsim's transport.pull_spacing, or 'frame' for its default (one full data frame, 1500 B here); "
+        "default 1580B: htsim's pacer, (1500 + 64 B) / 0.99",
+    )
     ap.add_argument("--markdown", type=Path, help="also write the table here")
     ap.add_argument("--no-ack-trip", action="store_true", help="tailsim's FCTs without the last ACK's trip back")
     a = ap.parse_args()
@@ -199,14 +198,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         work = Path(d)
         h = htsim_fcts(a.scenario, work)
-        pull_on_ack = a.pull_on_ack == "true"
-        runs = {s: tailsim_fcts(a.scenario, s, work, a.tailsim, a.pull_order, pull_on_ack) for s in a.schedulers}
+        transport = f'pull_order = "{a.pull_order}"\npull_on_ack = {a.pull_on_ack}'
+        if a.pull_spacing != "frame":
+            transport += f'\npull_spacing = "{a.pull_spacing}"'
+        runs = {s: tailsim_fcts(a.scenario, s, work, a.tailsim, transport) for s in a.schedulers}
     if not a.no_ack_trip:
         trip = ack_trip_us(find(SCENARIOS[a.scenario][0]))
         runs = {s: {i: t + trip(*sizes[i][:2]) for i, t in r.items()} for s, r in runs.items()}
     lines = [
         f"NDP, scenario {a.scenario}: {len(sizes)} flows, htsim finished {len(h)}; tailsim pull_order {a.pull_order}, "
-        + f"pull_on_ack {a.pull_on_ack}"
+        + f"pull_on_ack {a.pull_on_ack}, pull_spacing {a.pull_spacing}"
         + ("" if a.no_ack_trip else "; tailsim's FCTs + the last ACK's trip back, as htsim counts them"),
         "",
         "| size | flows | htsim mean µs | htsim p99 µs | "

@@ -155,6 +155,33 @@ fn ndp_a_pull_the_pacer_would_send_at_once_rides_on_its_ack() {
 }
 
 #[test]
+fn ndp_pulls_leave_at_the_pull_spacing() {
+    // A lone 100 KB message (70 packets, 7 unpulled) on homa-144 (10 Gbps, a full frame F of 1,538 B:
+    // 1.2304 µs). With pulls spaced 2F or 3F apart the pull clock binds: pulls queue at the pacer from the
+    // first window on and leave one per spacing, the last (the 63rd) 62 spacings after the first, and the
+    // message ends one unloaded pull-and-data round trip after it. So 3F ends exactly 62 F later than 2F. At
+    // the default spacing (F) the sender's link binds instead and the message takes its unloaded latency.
+    let frame = BitsPerSec::gbps(10).tx_time(1538);
+    for on_ack in [true, false] {
+        let fct = |spacing: &str| {
+            let extra = format!("pull_on_ack = {on_ack}\n{spacing}\n[routing]\nload_balance = \"ecmp\"");
+            let (e, _) = on("homa-144", "ndp", &extra, "0,143,100000,0\n");
+            let r = e.world.records.nth(0);
+            (r.fct().unwrap(), r.ideal)
+        };
+        let ((one, ideal), (two, _), (three, _)) =
+            (fct(""), fct("pull_spacing = \"3076B\""), fct("pull_spacing = \"4614B\""));
+        assert_eq!(one, ideal, "pull_on_ack {on_ack}");
+        assert_eq!(three.0 - two.0, 62 * frame.0, "pull_on_ack {on_ack}: 2F {two:?}, 3F {three:?}");
+        assert!(two.0 - one.0 > 55 * frame.0, "pull_on_ack {on_ack}: F {one:?}, 2F {two:?}");
+    }
+    let e = config_error(&with_incast("homa-144", "[transport]\nkind = \"ndp\"\npull_spacing = \"0B\""));
+    assert!(e.contains("transport.pull_spacing") && e.contains("positive"), "{e}");
+    let e = config_error(&with_incast("homa-144", "[transport]\nkind = \"phost\"\npull_spacing = \"1KB\""));
+    assert!(e.contains("transport.pull_spacing") && e.contains("\"phost\""), "{e}");
+}
+
+#[test]
 fn ndp_without_trimming_room_for_headers_still_recovers() {
     // Finite buffers make outright loss possible: the receiver timeout is on, and with a data queue of one
     // packet most of an incast is trimmed; everything still arrives.

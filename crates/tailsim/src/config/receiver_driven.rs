@@ -24,7 +24,12 @@ fn rtt_bytes(c: &Ctx, t: &TransportCfg, fr: Framing, ctrl: u32, net: &Network) -
 
 /// Per host: one full data frame's time at its link rate (the token clock, the pull pacer).
 fn frame_times(net: &Network, fr: Framing) -> Vec<Time> {
-    net.hosts.iter().map(|h| net.ports[h.nic.idx()].rate.tx_time(fr.mss + fr.header + fr.wire_overhead)).collect()
+    wire_times(net, fr.mss + fr.header + fr.wire_overhead)
+}
+
+/// Per host: the time `bytes` take at its link rate.
+fn wire_times(net: &Network, bytes: u64) -> Vec<Time> {
+    net.hosts.iter().map(|h| net.ports[h.nic.idx()].rate.tx_time(bytes)).collect()
 }
 
 /// `lossless`: nothing can be lost (no buffer limits, no faults), so the receiver timeout is off by default.
@@ -75,5 +80,11 @@ pub(super) fn ndp(c: &Ctx, t: &TransportCfg, fr: Framing, ctrl: u32, net: &Netwo
         },
         pull_on_ack: t.pull_on_ack.unwrap_or(true),
     };
-    Ok(Transport::Ndp(Ndp::new(cfg, frame_times(net, fr))))
+    // The pacer's spacing: one full data frame by default; htsim's is (data frame + ACK) / 0.99.
+    let spacing = match t.pull_spacing {
+        Some(s) if s.0 == 0 => return Err(c.err("transport.pull_spacing", "must be positive")),
+        Some(s) => wire_times(net, s.0),
+        None => frame_times(net, fr),
+    };
+    Ok(Transport::Ndp(Ndp::new(cfg, spacing)))
 }

@@ -313,6 +313,9 @@ pub struct TransportCfg {
     /// NDP: a pull the receiver's pacer would send at once rides on the ACK or NACK that prompts it (default
     /// true, as htsim; false: always a PULL packet of its own).
     pub pull_on_ack: Option<bool>,
+    /// NDP: a receiver's pulls leave one per this many bytes' time at its link rate (default: one full data
+    /// frame with its wire overhead; htsim's pacer: the data frame and an ACK, over 0.99).
+    pub pull_spacing: Option<Size>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]

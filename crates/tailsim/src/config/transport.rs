@@ -322,7 +322,7 @@ pub(super) fn only_kind_keys(c: &Ctx, t: &TransportCfg) -> R<()> {
     const NDP: &[&str] = &["ndp"];
     const TCP_RDMA: &[&str] = &["tcp", "rdma"];
     const RDMA: &[&str] = &["rdma"];
-    let keys: [(&str, bool, &[&str]); 41] = [
+    let keys: [(&str, bool, &[&str]); 42] = [
         ("ecn", t.ecn.is_some(), TCP),
         ("init_cwnd", t.init_cwnd.is_some(), TCP),
         ("min_rto", t.min_rto.is_some(), TCP),
@@ -364,6 +364,7 @@ pub(super) fn only_kind_keys(c: &Ctx, t: &TransportCfg) -> R<()> {
         ("downgrade_for", t.downgrade_for.is_some(), PHOST),
         ("pull_order", t.pull_order.is_some(), NDP),
         ("pull_on_ack", t.pull_on_ack.is_some(), NDP),
+        ("pull_spacing", t.pull_spacing.is_some(), NDP),
     ];
     let kind = t.kind.as_deref().unwrap_or("tcp");
     let fam = family(kind);

@@ -10,7 +10,8 @@
 //!   not SRPT; htsim's `FairPullQueue`), so the data they release arrive at the downlink's rate.
 //! - A PULL releases one packet: a NACKed one first, else the next new one. A pull the pacer would send at
 //!   once (none queued, a full-packet time since the last) rides on the ACK or NACK that prompts it, as in
-//!   htsim (`transport.pull_on_ack`): a packet fewer for the network to carry, the pull's timing unchanged.
+//!   htsim (`transport.pull_on_ack`): a packet fewer for the network to carry, and the pull leaves when a
+//!   PULL would have, with its ACK.
 //! - Switches with an 8-packet data queue cut an arriving data packet that does not fit to its header and
 //!   forward the header at the top priority (`Network::enqueue`, `switch.trim`): the receiver learns of the
 //!   loss about one RTT after it happened and pulls the packet again.
@@ -280,8 +281,8 @@ impl Ndp {
                 m.heard_back = true;
                 m.acked += 1;
                 if m.acked == m.npkts {
-                    // Every packet is at the receiver: the sender's half is done (a pull this ACK carries
-                    // overtook the last ACK on another path, and has nothing left to release).
+                    // Every packet is at the receiver: the sender's half is done (if this ACK carries a pull,
+                    // it came after the last one on another path, and nothing is left for the pull to release).
                     m.snd_timer.cancel();
                     m.rtx.clear();
                     let (id, retransmits, timeouts) = (m.id, m.retransmits, m.snd_timeouts);
