@@ -318,7 +318,7 @@ impl Ndp {
                 }
             }
             TimerKind::Resend => {
-                if self.gens.get(slot.idx()) != Some(&gen) || !self.msgs.get(slot.0).ends.rcv {
+                if !self.receiving(slot, gen) {
                     return;
                 }
                 if self.msgs.get_mut(slot.0).timer.fire(ctx, slot, gen, kind) {
@@ -439,31 +439,41 @@ impl Ndp {
     /// its ACK would, and the network carries one packet fewer.
     fn answer(&mut self, ctx: &mut Ctx, host: NodeId, kind: PktKind, slot: FlowSlot, gen: u32, seq: u32) {
         let mut c = self.ctrl(kind, slot, gen, seq);
-        if self.cfg.pull_on_ack && self.msgs.get(slot.0).wants_pull() && self.pacer_idle(ctx.now, host) {
+        let carry = self.cfg.pull_on_ack && self.msgs.get(slot.0).wants_pull() && self.pacer_idle(ctx.now, host);
+        if carry {
             self.msgs.get_mut(slot.0).pulls += 1;
-            self.hosts[host.idx()].next_pull = ctx.now + self.spacing[host.idx()];
-            self.stats.pulls += 1;
+            self.spend_pull(ctx.now, host);
             self.stats.pulls_carried += 1;
             c.aux = CARRIES_PULL;
-            ctx.send(host, c);
-            return;
         }
         ctx.send(host, c);
-        self.pull(ctx, host, slot, gen);
+        if !carry {
+            self.pull(ctx, host, slot, gen);
+        }
     }
 
     /// Whether host `h`'s pacer would send a pull queued now at once: none waits (the pulls of messages
     /// completed since they were queued are dropped here, as `pump_pulls` would skip them) and a pull's
     /// spacing has passed since the last.
     fn pacer_idle(&mut self, now: Time, h: NodeId) -> bool {
-        let hs = &mut self.hosts[h.idx()];
-        while let Some(&(slot, gen)) = hs.pulls.front() {
-            if self.gens[slot.idx()] == gen && self.msgs.get(slot.0).ends.rcv {
+        while let Some(&(slot, gen)) = self.hosts[h.idx()].pulls.front() {
+            if self.receiving(slot, gen) {
                 return false;
             }
-            hs.pulls.pop_front();
+            self.hosts[h.idx()].pulls.pop_front();
         }
-        now >= hs.next_pull
+        now >= self.hosts[h.idx()].next_pull
+    }
+
+    /// Host `h` sends a pull now (a PULL, or on an ACK or NACK): the next waits a spacing.
+    fn spend_pull(&mut self, now: Time, h: NodeId) {
+        self.hosts[h.idx()].next_pull = now + self.spacing[h.idx()];
+        self.stats.pulls += 1;
+    }
+
+    /// The receiver's half of message `slot` (generation `gen`) is still open: its pulls and timers count.
+    fn receiving(&self, slot: FlowSlot, gen: u32) -> bool {
+        self.gens.get(slot.idx()) == Some(&gen) && self.msgs.get(slot.0).ends.rcv
     }
 
     /// Queue one pull for the message if its sender still has packets to send.
@@ -492,7 +502,7 @@ impl Ndp {
                 return;
             }
             let (slot, gen) = hs.pulls.pop_front().unwrap();
-            if self.gens[slot.idx()] != gen || !self.msgs.get(slot.0).ends.rcv {
+            if !self.receiving(slot, gen) {
                 continue; // the message completed meanwhile: its pull is not needed
             }
             let m = self.msgs.get_mut(slot.0);
@@ -500,8 +510,7 @@ impl Ndp {
             if self.cfg.fair_pulls && m.queued > 0 {
                 self.hosts[h.idx()].pulls.push_back((slot, gen)); // the back of the turn
             }
-            self.hosts[h.idx()].next_pull = ctx.now + self.spacing[h.idx()];
-            self.stats.pulls += 1;
+            self.spend_pull(ctx.now, h);
             let pull = self.ctrl(PktKind::Pull, slot, gen, 0);
             ctx.send(h, pull);
         }
