@@ -145,10 +145,8 @@ fn ndp_a_pull_the_pacer_would_send_at_once_rides_on_its_ack() {
     // Web search over a sprayed fat tree trims at every tier, so a trimmed header can reach a receiver whose
     // pacer is free, and its NACK carries the pull (of the 300 messages, some would be left unfinished, short
     // of a pull, if the sender ignored a NACK's; with no outright loss nothing else would send it).
-    let toml = "seed = 3\n[topology]\nkind = \"fat-tree\"\nk = 4\nrate = \"10Gbps\"\ndelay = \"1us\"\n\
-                [switch]\ntrim = \"12KB\"\n[routing]\nload_balance = \"spray\"\n[transport]\nkind = \"ndp\"\npull_on_ack = true\n\
-                [[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.6\nflows = 300\n";
-    let (e, s) = run(toml);
+    let toml = ndp_fat_tree(4, 0.6, 300, "").replace("kind = \"ndp\"\n", "kind = \"ndp\"\npull_on_ack = true\n");
+    let (e, s) = run(&toml);
     assert_eq!((s.flows_finished, s.packets.dropped), (300, 0));
     let st = ndp_stats(&e);
     assert!(st.headers > 0 && st.pulls_carried > 0, "{st:?}");

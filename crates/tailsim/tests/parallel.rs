@@ -168,15 +168,10 @@ fn a_run_cut_into_parts_gives_the_serial_runs_results_for_every_cut() {
     }
 }
 
-/// NDP on a k-ary fat tree of 10 Gbps, 1 µs links, trimming switches, packets sprayed: web-search flows
-/// at `load` between random hosts, `flows` of them, and an incast that trims; `extra` appended.
+/// `common::ndp_fat_tree` (web search over a sprayed, trimming fat tree) with two rounds of a six-sender incast besides the web search.
 fn ndp_fat_tree(k: u32, load: f64, flows: u32, extra: &str) -> String {
-    format!(
-        "seed = 3\n[topology]\nkind = \"fat-tree\"\nk = {k}\nrate = \"10Gbps\"\ndelay = \"1us\"\n\
-         [switch]\ntrim = \"12KB\"\n[routing]\nload_balance = \"spray\"\n[transport]\nkind = \"ndp\"\n\
-         [[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = {load}\nflows = {flows}\n\
-         [[workload]]\nkind = \"incast\"\nsenders = 6\nsize = \"40KB\"\ncount = 2\ninterval = \"200us\"\n{extra}"
-    )
+    let incast = "[[workload]]\nkind = \"incast\"\nsenders = 6\nsize = \"40KB\"\ncount = 2\ninterval = \"200us\"\n";
+    common::ndp_fat_tree(k, load, flows, &format!("{incast}{extra}"))
 }
 
 #[test]

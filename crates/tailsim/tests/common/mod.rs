@@ -65,6 +65,16 @@ core_delay = "0.2us"
     )
 }
 
+/// NDP over a sprayed k-ary fat tree (10 Gbps, 1 µs links, trimming at 12 KB, seed 3) carrying `flows` web-search
+/// messages at `load`; `extra` is appended (more workloads, sections).
+pub fn ndp_fat_tree(k: u32, load: f64, flows: u32, extra: &str) -> String {
+    format!(
+        "seed = 3\n[topology]\nkind = \"fat-tree\"\nk = {k}\nrate = \"10Gbps\"\ndelay = \"1us\"\n\
+         [switch]\ntrim = \"12KB\"\n[routing]\nload_balance = \"spray\"\n[transport]\nkind = \"ndp\"\n\
+         [[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = {load}\nflows = {flows}\n{extra}"
+    )
+}
+
 /// Write a scratch file of this test program (in cargo's scratch directory for tests, `target/tmp`: one
 /// directory per test program, reused by every run rather than one more in the system's temporary directory
 /// each time) and return its path.
