@@ -18,6 +18,12 @@ pub const DEFAULT_HEADER: u32 = 76;
 pub(super) fn framing(c: &Ctx, t: &TransportCfg, fr: Framing) -> R<Framing> {
     let header = t.header.unwrap_or(DEFAULT_HEADER) as u64;
     let frame = fr.mss + fr.header;
+    if header == 0 {
+        // A trimmed NDP packet is its headers alone: a packet of no bytes would take no time on a link and
+        // leave its queue's bytes at 0 while it waits there (net/egress.rs counts on queued packets having
+        // bytes).
+        return Err(c.err("transport.header", "must be at least 1 byte"));
+    }
     if header >= frame {
         return Err(c.err(
             "transport.header",

@@ -116,6 +116,21 @@ impl Network {
                     pt.stats.ecn_marks += 1;
                 }
                 p.enq_time = now;
+                // A queue's bytes are 0 only when it is empty, which the shortcut below relies on: every packet
+                // has bytes (config/build.rs and config/homa.rs refuse headers, ACKs and segments of none).
+                debug_assert!(size > 0, "a packet of no bytes");
+                if pt.bytes == 0 && pt.paused & (1 << class) == 0 && Network::idle(pt, now) {
+                    // Into an empty queue of an idle port: the transmitter takes it at once, as `pop` would
+                    // (it is the only packet there and its class is not paused), without the queue's push and
+                    // pop. It counts as queued for an instant (the port's peak bytes); the switch's buffer
+                    // use goes up and back down by its size, which nothing reads in between.
+                    pt.occupancy_changed(now, size);
+                    match Network::serialize(pt, ev, port, now, id, size) {
+                        true => self.packet_hops += 1,
+                        false => self.tx_current[port.idx()] = Some((id, size as u32)),
+                    }
+                    return;
+                }
                 match &mut pt.queue {
                     QueueDisc::PrioFifo(q) => q.push(id, p),
                     QueueDisc::Ordered(nic, q) => {
@@ -171,6 +186,16 @@ impl Network {
             return false;
         }
         true
+    }
+
+    /// The transmitter of `pt` could start now and nothing holds it to the slow path: no serialization
+    /// running or pending, and no control frame, `DEQUEUE` or `SERVE` hook.
+    #[inline(always)]
+    fn idle(pt: &Port, now: Time) -> bool {
+        !pt.busy
+            && !pt.tx_pending
+            && now >= pt.busy_until
+            && !pt.hooks.has(HookSet::FRAMES.with(HookSet::DEQUEUE).with(HookSet::SERVE))
     }
 
     /// Start serializing the next packet of an idle port: a control frame if one waits, else the queue's next
@@ -232,11 +257,26 @@ impl Network {
         let pt = &mut self.ports[port.idx()];
         let (id, size) = pt.queue.pop(pt.paused, pk)?;
         let size = size as u64;
+        let node = pt.node;
+        match Network::serialize(pt, ev, port, now, id, size) {
+            true => self.packet_hops += 1,
+            false => self.tx_current[port.idx()] = Some((id, size as u32)),
+        }
+        if !self.is_host(node) {
+            self.sw(node).used -= size;
+        }
+        Some(id)
+    }
+
+    /// Serialize packet `id` of `size` bytes, just taken off `pt`'s queue (its bytes still counted there),
+    /// from `now`. The fast path (true: one more packet-hop) puts it on the wire at once; the slow path
+    /// (false) holds it until its `TxDone`, and the caller records it as the port's `tx_current`.
+    #[inline(always)]
+    fn serialize(pt: &mut Port, ev: &mut EventQueue, port: PortId, now: Time, id: PktId, size: u64) -> bool {
         let nb = pt.bytes - size;
         pt.occupancy_changed(now, nb);
         let tx = pt.tx_time(size + pt.wire_overhead as u64);
         let done = now + tx;
-        let node = pt.node;
         if pt.up && !pt.hooks.has(HookSet::TRANSMIT) {
             pt.busy_until = done;
             pt.stats.sent(size, tx);
@@ -244,17 +284,13 @@ impl Network {
             if nb > 0 {
                 Network::await_tx_end(pt, ev, port, done);
             }
-            self.packet_hops += 1;
+            true
         } else {
             pt.busy = true;
             pt.tx_start = now;
-            self.tx_current[port.idx()] = Some((id, size as u32));
             ev.schedule(done, Event::TxDone(port));
+            false
         }
-        if !self.is_host(node) {
-            self.sw(node).used -= size;
-        }
-        Some(id)
     }
 
     /// A control frame goes out ahead of the queue; it takes wire time but was never in the buffer.
