@@ -141,8 +141,25 @@ impl Network {
                 }
                 size
             }
-            QueueDisc::PFabric(_) => {
-                let size = pk.get(id).size as u64;
+            QueueDisc::PFabric(subs) => {
+                let p = pk.get_mut(id);
+                let size = p.size as u64;
+                // As for the FIFOs: into an empty queue of an idle port, a packet that fits the buffer is the
+                // one `pop` would take (its sub-buffer not paused), so it goes straight to the transmitter.
+                let sub = (p.class as usize).min(subs.len() - 1);
+                if pt.bytes == 0
+                    && pfabric_limit(pt, policy).is_none_or(|l| size <= l)
+                    && pt.paused & (1 << sub) == 0
+                    && Network::idle(pt, now)
+                {
+                    p.enq_time = now;
+                    pt.occupancy_changed(now, size);
+                    match Network::serialize(pt, ev, port, now, id, size) {
+                        true => self.packet_hops += 1,
+                        false => self.tx_current[port.idx()] = Some((id, size as u32)),
+                    }
+                    return;
+                }
                 match admit_pfabric(pt, port, pk, out, id, policy) {
                     Some(freed) => evicted_bytes = freed,
                     None => return,
@@ -338,11 +355,8 @@ fn admit_pfabric(
     id: PktId,
     policy: BufferPolicy,
 ) -> Option<u64> {
+    let limit = pfabric_limit(pt, policy);
     let QueueDisc::PFabric(subs) = &mut pt.queue else { unreachable!("called for pFabric ports") };
-    let limit = pt.limit.get().or(match policy {
-        BufferPolicy::PerPort(l) => Some(l),
-        _ => None,
-    });
     let sub = (pk.get(id).class as usize).min(subs.len() - 1);
     let q = &mut subs[sub];
     if !q.admit(id, limit, pk) {
@@ -359,6 +373,15 @@ fn admit_pfabric(
         subs[sub].evicted = victims; // keep the capacity
     }
     Some(freed)
+}
+
+/// A pFabric port's buffer: its own limit, else the switch's per-port one (a shared pool does not apply).
+#[inline(always)]
+fn pfabric_limit(pt: &Port, policy: BufferPolicy) -> Option<u64> {
+    pt.limit.get().or(match policy {
+        BufferPolicy::PerPort(l) => Some(l),
+        _ => None,
+    })
 }
 
 /// The queue bytes ECN compares with the class's threshold.
