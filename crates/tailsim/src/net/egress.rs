@@ -12,6 +12,10 @@ use crate::engine::{Event, EventQueue};
 use crate::net::hooks::Outbox;
 use crate::units::{PktId, PortId, Time};
 
+/// What takes the start of a port's next serialization off the fast path: a control frame waiting, or a
+/// mechanism that sees packets leave the queue (`DEQUEUE`) or takes the transmitter itself (`SERVE`).
+const OFF_FAST_START: HookSet = HookSet::FRAMES.with(HookSet::DEQUEUE).with(HookSet::SERVE);
+
 /// Switch buffer management.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum BufferPolicy {
@@ -209,10 +213,7 @@ impl Network {
     /// running or pending, and no control frame, `DEQUEUE` or `SERVE` hook.
     #[inline(always)]
     fn idle(pt: &Port, now: Time) -> bool {
-        !pt.busy
-            && !pt.tx_pending
-            && now >= pt.busy_until
-            && !pt.hooks.has(HookSet::FRAMES.with(HookSet::DEQUEUE).with(HookSet::SERVE))
+        !pt.busy && !pt.tx_pending && now >= pt.busy_until && !pt.hooks.has(OFF_FAST_START)
     }
 
     /// Start serializing the next packet of an idle port: a control frame if one waits, else the queue's next
@@ -223,7 +224,7 @@ impl Network {
     pub(super) fn start_tx(&mut self, now: Time, ev: &mut EventQueue, pk: &mut Packets, port: PortId) {
         let pt = &mut self.ports[port.idx()];
         // One test for every reason to leave the fast path.
-        if pt.hooks.has(HookSet::FRAMES.with(HookSet::DEQUEUE).with(HookSet::SERVE)) {
+        if pt.hooks.has(OFF_FAST_START) {
             return self.start_tx_hooked(now, ev, pk, port);
         }
         self.start_queued(now, ev, pk, port);
