@@ -5,7 +5,7 @@ use super::schema::*;
 use super::{ConfigError, KeyPath, Source};
 use crate::metrics::Framing;
 use crate::net::nic_queue::NicOrder;
-use crate::net::port::EcnMode;
+use crate::net::port::{ClassReserve, EcnMode};
 use crate::net::queue::CLASSES;
 use crate::net::topology::{fat_tree_counts, FatTree, LeafSpine, LinkSpec, SwitchSpec, Tier, TopologySpec};
 use crate::net::{BufferPolicy, LoadBalance, NetParams, Network, PFabricParams};
@@ -557,7 +557,10 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
             if !(1..=CLASSES as u8).contains(&classes) {
                 return Err(c.err("switch.reserved_classes", format!("must be 1–8, found {classes}")));
             }
-            if r.0 * classes as u64 > total {
+            if r.0 > ClassReserve::MAX {
+                return Err(c.err("switch.class_reserve", format!("must be at most {} B", ClassReserve::MAX)));
+            }
+            if r.0.saturating_mul(classes as u64) > total {
                 return Err(c.err(
                     "switch.class_reserve",
                     format!("{classes} × {} B reserved exceeds the {total} B port buffer", r.0),
@@ -598,7 +601,7 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
             let key = if h.nic_buffer.is_some() { "host.nic_buffer" } else { "switch.buffer" };
             return Err(c.err(key, format!("{b} B cannot hold one full packet ({} B)", fr.mss + fr.header)));
         }
-        if let Some((r, k)) = class_reserve.filter(|&(r, k)| r * k as u64 > b) {
+        if let Some((r, k)) = class_reserve.filter(|&(r, k)| r.saturating_mul(k as u64) > b) {
             return Err(c.err(
                 "host.nic_buffer",
                 format!("{b} B cannot hold the {k} × {r} B reserved by switch.class_reserve"),

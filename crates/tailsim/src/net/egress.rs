@@ -98,7 +98,7 @@ impl Network {
                 };
                 let admit = LOSSLESS
                     || match (cap, policy) {
-                        (Some(total), _) => match pt.class_reserve {
+                        (Some(total), _) => match pt.class_reserve.get() {
                             Some((reserve, classes)) => {
                                 q.admits_reserved(class, size, total, reserve, classes as usize)
                             }

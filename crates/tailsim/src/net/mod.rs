@@ -206,7 +206,7 @@ impl Network {
             if let Some(out) = self.switches[s].predicted_egress(self.lb, cands, pkt.hash) {
                 let pt = &self.ports[out.idx()];
                 pt.prefetch();
-                pt.prefetch_queue();
+                pt.prefetch_admission(pkt.ect);
             }
         }
     }
@@ -614,7 +614,7 @@ impl Network {
                     },
                     bytes: 0,
                     limit: port::Threshold::new(if is_sw { None } else { prm.nic_limit }),
-                    class_reserve: prm.class_reserve,
+                    class_reserve: port::ClassReserve::new(prm.class_reserve),
                     ecn_k: prm.ecn_k,
                     ecn_mode: prm.ecn_mode,
                     trim: port::Threshold::new(if is_sw { prm.trim } else { None }),

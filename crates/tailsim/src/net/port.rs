@@ -121,6 +121,35 @@ impl Threshold {
     }
 }
 
+/// Per-class reservations of a per-port limit, or none: `(reserve, n)` sets `reserve` bytes aside for each
+/// of classes 0..n and shares the rest first come, first served (pFabric §6's commodity priority queues:
+/// 225 KB, 15 KB per queue). Packed in 8 bytes (n in the low byte, 0 = none; the reserve above it, below
+/// `ClassReserve::MAX`) so that it sits in the record's first line: every admission under a limit tests it,
+/// and in the cold part that test was 5 % of all samples at 5,488 hosts (docs/performance-log.md, change 43).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClassReserve(u64);
+
+impl ClassReserve {
+    pub const NONE: ClassReserve = ClassReserve(0);
+    /// The largest reserve a class can have (2^56 − 1 bytes; config/build.rs refuses more).
+    pub const MAX: u64 = (1 << 56) - 1;
+    /// `(reserve, n)`, n in 1..=8 and reserve at most `MAX`; none for `None`.
+    pub fn new(r: Option<(u64, u8)>) -> ClassReserve {
+        match r {
+            None => ClassReserve::NONE,
+            Some((bytes, n)) => {
+                assert!(bytes <= Self::MAX && (1..=CLASSES as u8).contains(&n), "a class reserve out of range");
+                ClassReserve(bytes << 8 | n as u64)
+            }
+        }
+    }
+    /// `(reserve, n)`, if any.
+    #[inline(always)]
+    pub fn get(self) -> Option<(u64, u8)> {
+        (self.0 as u8 != 0).then_some((self.0 >> 8, self.0 as u8))
+    }
+}
+
 /// What ECN compares a class's threshold K with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EcnMode {
@@ -161,8 +190,8 @@ pub struct Port {
     pub reverse: PortId,
     /// Preamble and inter-frame gap: wire time without buffer space.
     pub wire_overhead: u32,
-    /// The link's rate: changed only with `set_rate`, which keeps `ps_per_byte` with it.
-    pub rate: BitsPerSec,
+    /// Per-class reservations of the per-port limit, tested by every admission under a limit.
+    pub class_reserve: ClassReserve,
     pub delay: Time,
     /// Probability that a packet crossing this link is corrupted (and discarded by the receiver).
     pub corrupt_p: f64,
@@ -185,9 +214,9 @@ pub struct Port {
     pub stats: PortStats,
     /// When the packet being serialized started (valid while `busy`).
     pub tx_start: Time,
-    /// With a per-port limit: `(reserve, n)` sets `reserve` bytes aside for each of classes 0..n and shares
-    /// the rest first come, first served (pFabric §6's commodity priority queues: 225 KB, 15 KB per queue).
-    pub class_reserve: Option<(u64, u8)>,
+    /// The link's rate: changed only with `set_rate`, which keeps `ps_per_byte` with it. Read on the fast
+    /// path only where `ps_per_byte` is not whole (`tx_time`).
+    pub rate: BitsPerSec,
     /// Link-local control frames and express packets waiting to be sent: served before the queue, never paused,
     /// outside the buffer (`Effect::Frame`, `Effect::Express`).
     pub ctl: VecDeque<PktId>,
@@ -250,12 +279,24 @@ impl Port {
     pub fn prefetch(&self) {
         crate::engine::prefetch_lines((self as *const Port).cast(), 3);
     }
-    /// Start loading the queue's state that admission and the transmitter read (ECN thresholds, the
-    /// discipline's byte counts and its first classes' rings: four lines from `ecn_k`, which the queue
-    /// follows). Addresses only: nothing of the record is read, so this does not wait for it.
+    /// Start loading the queue's state that admission and the transmitter read (the discipline's byte counts
+    /// and the ring headers of classes 0–4: the queue's first three lines). Addresses only: nothing of the
+    /// record is read, so this does not wait for it.
     #[inline(always)]
     pub fn prefetch_queue(&self) {
-        crate::engine::prefetch_lines(self.ecn_k.as_ptr().cast(), 4);
+        crate::engine::prefetch_lines((&self.queue as *const QueueDisc).cast(), 3);
+    }
+    /// What admission reads of the queue: `prefetch_queue`'s lines and, for an ECN-capable packet, the
+    /// thresholds. A line loaded that the hop does not read delays those it does: at 5,488 hosts the
+    /// thresholds' line, loaded for every NDP hop, cost 5–12 % of the packet-hops per second
+    /// (docs/performance-log.md, change 43). Addresses only, as `prefetch_queue`: a hint that read the queue's
+    /// discipline to find a class's ring would wait for the line it asks for.
+    #[inline(always)]
+    pub fn prefetch_admission(&self, ecn: bool) {
+        if ecn {
+            crate::engine::prefetch(self.ecn_k.as_ptr());
+        }
+        self.prefetch_queue();
     }
     /// The transmitter is serializing a packet (or held by a `SERVE` hook) at `now`.
     #[inline(always)]
@@ -275,7 +316,9 @@ impl Port {
 const _: () = {
     use std::mem::offset_of;
     assert!(offset_of!(Port, busy_until) + 8 <= 64 && offset_of!(Port, corrupt_p) < 64);
+    assert!(offset_of!(Port, class_reserve) + 8 <= 64);
     assert!(offset_of!(Port, wire) >= 64 && offset_of!(Port, ps_per_byte) + 8 <= 128);
     assert!(offset_of!(Port, stats) == 128 && offset_of!(PortStats, since) + 8 <= 64);
-    assert!(offset_of!(Port, queue) == offset_of!(Port, ecn_k) + 64);
+    // The queue starts a line, so that `prefetch_queue`'s three lines hold its classes 0–4.
+    assert!(offset_of!(Port, queue) % 64 == 0);
 };

@@ -157,10 +157,19 @@ fn offer(
 }
 
 #[test]
+fn a_class_reserve_keeps_its_bytes_and_classes_in_eight_bytes() {
+    use port::ClassReserve;
+    assert_eq!(ClassReserve::new(None).get(), None);
+    assert_eq!(ClassReserve::new(Some((0, 1))).get(), Some((0, 1)), "a reserve of no bytes is still one");
+    assert_eq!(ClassReserve::new(Some((15_000, 8))).get(), Some((15_000, 8)));
+    assert_eq!(ClassReserve::new(Some((ClassReserve::MAX, 8))).get(), Some((ClassReserve::MAX, 8)));
+}
+
+#[test]
 fn reserved_class_buffers_keep_room_for_every_class() {
     // 10 000 B per port, 2000 B reserved for each of 3 classes: 4000 B shared.
     let (mut n, port) = net(BufferPolicy::PerPort(10_000), u64::MAX);
-    n.ports[port.idx()].class_reserve = Some((2000, 3));
+    n.ports[port.idx()].class_reserve = port::ClassReserve::new(Some((2000, 3)));
     let (mut ev, mut pk) = (EventQueue::new(), Packets::default());
     // Class 2 floods: 1 packet on the wire, then its 2000 B reservation plus the 4000 B shared part.
     assert_eq!(offer(&mut n, &mut ev, &mut pk, port, 10, 1000, 2), 7);
