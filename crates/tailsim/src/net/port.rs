@@ -288,7 +288,7 @@ impl Port {
     }
     /// What admission reads of the queue: `prefetch_queue`'s lines and, for an ECN-capable packet, the
     /// thresholds. A line loaded that the hop does not read delays those it does: at 5,488 hosts the
-    /// thresholds' line, loaded for every NDP hop, cost 5–12 % of the packet-hops per second
+    /// thresholds' line, loaded for every NDP hop, cost about 6 % of the packet-hops per second
     /// (docs/performance-log.md, change 43). Addresses only, as `prefetch_queue`: a hint that read the queue's
     /// discipline to find a class's ring would wait for the line it asks for.
     #[inline(always)]
