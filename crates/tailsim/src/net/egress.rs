@@ -57,13 +57,30 @@ impl Network {
                 }
             }
         }
-        self.admit::<false>(now, ev, pk, port, id);
+        self.admit_inline::<false>(now, ev, pk, port, id);
+    }
+
+    /// `admit_inline`, out of line: for the callers off the packet-hop's path (a mechanism's verdict or
+    /// effect, a NIC's released packet), which need not grow the run loop's code.
+    #[inline(never)]
+    pub(super) fn admit<const LOSSLESS: bool>(
+        &mut self,
+        now: Time,
+        ev: &mut EventQueue,
+        pk: &mut Packets,
+        port: PortId,
+        id: PktId,
+    ) {
+        self.admit_inline::<LOSSLESS>(now, ev, pk, port, id)
     }
 
     /// Buffer admission, ECN marking and queueing at an egress port (no hooks: also how a mechanism's
     /// released or injected packet joins a queue). `LOSSLESS`: past the buffer's limit (`Admit::Accept`); a
-    /// constant, so the ordinary path carries no test for it.
-    pub(super) fn admit<const LOSSLESS: bool>(
+    /// constant, so the ordinary path carries no test for it. Always inlined into `enqueue`, hence into the
+    /// switch's ingress and the host's egress: out of line, the call's saving and restoring of registers,
+    /// and the arguments it could not see, cost 4–6 % of all instructions (docs/performance-log.md, change 44).
+    #[inline(always)]
+    fn admit_inline<const LOSSLESS: bool>(
         &mut self,
         now: Time,
         ev: &mut EventQueue,
