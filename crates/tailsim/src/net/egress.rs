@@ -109,10 +109,7 @@ impl Network {
                         (size, class) = trim(p);
                     }
                 }
-                let cap = match (pt.limit.get(), policy) {
-                    (Some(lim), _) | (None, BufferPolicy::PerPort(lim)) => Some(lim),
-                    _ => None,
-                };
+                let cap = port_limit(pt.limit, policy);
                 let admit = LOSSLESS
                     || match (cap, policy) {
                         (Some(total), _) => match pt.class_reserve.get() {
@@ -169,7 +166,7 @@ impl Network {
                 // one `pop` would take (its sub-buffer not paused), so it goes straight to the transmitter.
                 let sub = (p.class as usize).min(subs.len() - 1);
                 if pt.bytes == 0
-                    && pfabric_limit(pt, policy).is_none_or(|l| size <= l)
+                    && port_limit(pt.limit, policy).is_none_or(|l| size <= l)
                     && pt.paused & (1 << sub) == 0
                     && Network::idle(pt, now)
                 {
@@ -373,7 +370,7 @@ fn admit_pfabric(
     id: PktId,
     policy: BufferPolicy,
 ) -> Option<u64> {
-    let limit = pfabric_limit(pt, policy);
+    let limit = port_limit(pt.limit, policy);
     let QueueDisc::PFabric(subs) = &mut pt.queue else { unreachable!("called for pFabric ports") };
     let sub = (pk.get(id).class as usize).min(subs.len() - 1);
     let q = &mut subs[sub];
@@ -393,13 +390,14 @@ fn admit_pfabric(
     Some(freed)
 }
 
-/// A pFabric port's buffer: its own limit, else the switch's per-port one (a shared pool does not apply).
+/// A port's byte limit: its own (`limit`, a NIC's), else the switch's per-port one; none under a shared pool
+/// (admission tests that separately) or without limits. One rule for the FIFO and pFabric queues.
 #[inline(always)]
-fn pfabric_limit(pt: &Port, policy: BufferPolicy) -> Option<u64> {
-    pt.limit.get().or(match policy {
-        BufferPolicy::PerPort(l) => Some(l),
+fn port_limit(limit: super::port::Threshold, policy: BufferPolicy) -> Option<u64> {
+    match (limit.get(), policy) {
+        (Some(lim), _) | (None, BufferPolicy::PerPort(lim)) => Some(lim),
         _ => None,
-    })
+    }
 }
 
 /// The queue bytes ECN compares with the class's threshold.
