@@ -100,7 +100,7 @@ impl Network {
         // Bytes that leave the buffer to make room (pFabric evicts lower-priority packets).
         let mut evicted_bytes = 0u64;
         let size = match &mut pt.queue {
-            QueueDisc::PrioFifo(q) | QueueDisc::Ordered(_, q) => {
+            QueueDisc::PrioFifo(q) | QueueDisc::Ordered(q, _) => {
                 let p = pk.get_mut(id);
                 let (mut size, mut class) = (p.size as u64, p.class as usize);
                 if let Some(lim) = pt.trim.get() {
@@ -151,7 +151,7 @@ impl Network {
                 }
                 match &mut pt.queue {
                     QueueDisc::PrioFifo(q) => q.push(id, p),
-                    QueueDisc::Ordered(nic, q) => {
+                    QueueDisc::Ordered(q, nic) => {
                         q.count(p);
                         nic.push(id, p);
                     }

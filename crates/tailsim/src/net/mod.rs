@@ -608,7 +608,7 @@ impl Network {
                             QueueDisc::PFabric((0..pf.classes).map(|_| PFabricQueue::new(pf.strict)).collect())
                         }
                         (None, Some(order)) if !is_sw => {
-                            QueueDisc::Ordered(Box::new(nic_queue::NicQueue::new(order)), PrioFifo::default())
+                            QueueDisc::Ordered(PrioFifo::default(), nic_queue::NicQueue::new(order))
                         }
                         (None, _) => QueueDisc::PrioFifo(PrioFifo::default()),
                     },
