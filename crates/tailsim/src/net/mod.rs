@@ -196,6 +196,52 @@ impl Network {
             self.routes.prefetch(s, pkt.dst);
         }
     }
+    /// The NIC of the host that a wire arrival on `p` reaches (the link's other direction), if it reaches
+    /// one. Reads `p`'s first line.
+    #[inline(always)]
+    fn arrival_host_nic(&self, p: PortId) -> Option<&Port> {
+        let pt = self.ports.get(p.idx())?;
+        self.is_host(pt.peer).then(|| self.ports.get(pt.reverse.idx())).flatten()
+    }
+    /// Host `h`'s NIC. Reads the host's record.
+    #[inline(always)]
+    fn host_nic(&self, h: usize) -> Option<&Port> {
+        self.ports.get(self.hosts.get(h)?.nic.idx())
+    }
+    /// A host NIC's stage `stage` for the transport's next push onto it: 0, the port's lines, its queue's
+    /// and its order's record (at `nic_offset` from the queue, `QueueDisc::nic_offset`: an address, read
+    /// before the queue's line says the variant); 1 and 2, if the NIC deferred its end of serialization
+    /// (which the push catches up, the transmitter then taking the queue's head), `prefetch_head`'s stages.
+    #[inline(always)]
+    fn prefetch_nic(nic: &Port, stage: u8, nic_offset: usize) {
+        if stage == 0 {
+            nic.prefetch();
+            nic.prefetch_queue();
+            let q = (&nic.queue as *const QueueDisc).cast::<u8>();
+            crate::engine::prefetch_lines(q.wrapping_add(nic_offset), 2);
+        } else if nic.defer == port::Defer::Deferred {
+            nic.queue.prefetch_head(stage, nic.paused);
+        }
+    }
+    /// For a wire arrival on `p` at a host, whose transport answers through the NIC: `prefetch_nic`.
+    #[inline(always)]
+    pub fn prefetch_arrival_nic(&self, p: PortId, stage: u8, nic_offset: usize) {
+        if let Some(nic) = self.arrival_host_nic(p) {
+            Self::prefetch_nic(nic, stage, nic_offset);
+        }
+    }
+    /// For a host's timer that sends (NDP's pull pacer): the host's record, then `prefetch_nic` (`stage` 1
+    /// on: its stage `stage` − 1).
+    #[inline(always)]
+    pub fn prefetch_host_sending(&self, h: usize, stage: u8, nic_offset: usize) {
+        if stage == 0 {
+            if let Some(host) = self.hosts.get(h) {
+                crate::engine::prefetch(host);
+            }
+        } else if let Some(nic) = self.host_nic(h) {
+            Self::prefetch_nic(nic, stage - 1, nic_offset);
+        }
+    }
     /// Prefetch stage 5 for a wire arrival on `p` at a switch: the record and queue of the egress port the
     /// packet will most likely take (`Switch::predicted_egress`), known only once the packet and its route
     /// entry are.

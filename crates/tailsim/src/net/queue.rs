@@ -137,6 +137,19 @@ impl QueueDisc {
             _ => {}
         }
     }
+    /// Where a NIC's order starts in an `Ordered` queue, in bytes from the queue's start: a prefetch can
+    /// load it before the queue's first line (which says the variant) is in.
+    pub fn nic_offset() -> usize {
+        static OFFSET: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        *OFFSET.get_or_init(|| {
+            let q =
+                QueueDisc::Ordered(PrioFifo::default(), NicQueue::new(crate::net::nic_queue::NicOrder::FlowRoundRobin));
+            match &q {
+                QueueDisc::Ordered(_, n) => (n as *const NicQueue as usize) - (&q as *const QueueDisc as usize),
+                _ => unreachable!("made Ordered"),
+            }
+        })
+    }
     /// DeTail's drain bytes for class `c` (thesis Fig. 5.3): bytes queued that a packet of class c would wait
     /// behind, i.e. of classes 0..=c (pFabric queues: those of the sub-buffers served first, and its own).
     pub fn drain_bytes(&self, c: usize) -> u64 {
@@ -160,6 +173,28 @@ impl QueueDisc {
             QueueDisc::PrioFifo(q) => Box::new(q.iter()),
             QueueDisc::Ordered(_, n) => n.iter(),
             QueueDisc::PFabric(subs) => Box::new(subs.iter().flat_map(|q| q.iter())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::nic_queue::NicOrder;
+
+    #[test]
+    fn a_nics_order_is_found_at_the_same_offset_in_every_ordered_queue() {
+        // A prefetch computes the record's address from the queue's (`nic_offset`): it must be where the
+        // record is in any queue, whatever its order and wherever the queue lies, and inside the queue.
+        let qs: Vec<QueueDisc> = [NicOrder::Fifo, NicOrder::FlowRoundRobin, NicOrder::FlowRoundRobin]
+            .into_iter()
+            .map(|o| QueueDisc::Ordered(PrioFifo::default(), NicQueue::new(o)))
+            .collect();
+        let off = QueueDisc::nic_offset();
+        assert!(off + std::mem::size_of::<NicQueue>() <= std::mem::size_of::<QueueDisc>());
+        for q in &qs {
+            let QueueDisc::Ordered(_, n) = q else { unreachable!() };
+            assert_eq!(n as *const NicQueue as usize, q as *const QueueDisc as usize + off);
         }
     }
 }

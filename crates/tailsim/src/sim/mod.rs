@@ -10,7 +10,7 @@ pub use handover::Handover;
 pub use parallel::Parallel;
 pub use projection::{measure_crossing, Projection};
 
-use crate::engine::{Event, EventQueue, Next, Word};
+use crate::engine::{Event, EventQueue, Next, TimerKind, Word};
 use crate::metrics::inbound::{Inbound, InboundSums};
 use crate::metrics::records::FlowRecords;
 use crate::metrics::{ideal_fct_on, FlowRecord, Framing};
@@ -137,6 +137,8 @@ pub struct World {
     /// The working set beyond which `deep_prefetch` is set: the last-level cache's size, at most 32 MiB
     /// (`engine::deep_prefetch_from`).
     deep_from: usize,
+    /// Where a host NIC's order sits in its port's queue (`QueueDisc::nic_offset`), for the deep chain.
+    nic_offset: usize,
     /// Per generator: the class its flows' packets use, if the workload sets one.
     pub flow_class: Vec<Option<u8>>,
     /// Queue-occupancy samples (time, port, bytes) every `sample_every`, if set.
@@ -216,6 +218,7 @@ impl World {
             dormant: Default::default(),
             deep_prefetch: false,
             deep_from: crate::engine::deep_prefetch_from(),
+            nic_offset: crate::net::queue::QueueDisc::nic_offset(),
             flow_class: Vec::new(),
             queue_samples: Vec::new(),
             sample_every,
@@ -358,7 +361,11 @@ impl World {
     /// flow). A wire arrival on a port that deferred its end of serialization (net/lazy.rs) catches that end
     /// up, and the transmitter takes its queue's head, with no event of its own to prefetch for: so from four
     /// events later, once the port's first line is in, such an arrival walks the queue's chain too (its
-    /// lines, then the head's stages but the last).
+    /// lines, then the head's stages but the last). A host's NIC is caught up the same way when the
+    /// transport pushes its answer (an arrival at the host) or its next pull (NDP's pull pacer, a timer):
+    /// for those, the NIC's port, queue and order three events later (an arrival's port is in by then, and
+    /// says which host; a timer's host record is loaded four later), and if the NIC deferred, its head's
+    /// first two stages after (docs/performance-log.md, change 46).
     /// While the working set fits in the last-level cache, at most 32 MiB of it (`deep_prefetch` unset;
     /// `deep_from`), a lighter chain runs, closer to the events: for an arrival or an end of serialization the
     /// port two events ahead, for an arrival the packet (and the wire's entry behind its head) one ahead and
@@ -396,6 +403,9 @@ impl World {
             _ => {}
         }
         match self.ev.upcoming(3) {
+            Some(Event::Timer(h, _, TimerKind::RxPacer)) => {
+                self.net.prefetch_host_sending(h.0 as usize, 0, self.nic_offset)
+            }
             Some(Event::WireArrival(p)) => {
                 self.net.prefetch_wire_next(p);
                 if self.net.deferred(p) {
@@ -406,8 +416,12 @@ impl World {
             _ => {}
         }
         match self.ev.upcoming(2) {
+            Some(Event::Timer(h, _, TimerKind::RxPacer)) => {
+                self.net.prefetch_host_sending(h.0 as usize, 1, self.nic_offset)
+            }
             Some(Event::WireArrival(p)) => {
                 self.net.prefetch_wire_packet(p, &self.pk);
+                self.net.prefetch_arrival_nic(p, 0, self.nic_offset);
                 if self.net.deferred(p) {
                     self.net.prefetch_queue_head(p, 0);
                 }
@@ -416,8 +430,12 @@ impl World {
             _ => {}
         }
         match self.ev.upcoming(1) {
+            Some(Event::Timer(h, _, TimerKind::RxPacer)) => {
+                self.net.prefetch_host_sending(h.0 as usize, 2, self.nic_offset)
+            }
             Some(Event::WireArrival(p)) => {
                 self.net.prefetch_route(p, &self.pk);
+                self.net.prefetch_arrival_nic(p, 1, self.nic_offset);
                 if self.net.deferred(p) {
                     self.net.prefetch_queue_head(p, 1);
                 }
@@ -426,8 +444,12 @@ impl World {
             _ => {}
         }
         match self.ev.upcoming(0) {
+            Some(Event::Timer(h, _, TimerKind::RxPacer)) => {
+                self.net.prefetch_host_sending(h.0 as usize, 3, self.nic_offset)
+            }
             Some(Event::WireArrival(p)) => {
                 self.net.prefetch_egress(p, &self.pk);
+                self.net.prefetch_arrival_nic(p, 2, self.nic_offset);
                 if self.net.deferred(p) {
                     self.net.prefetch_queue_head(p, 2);
                 }
