@@ -223,9 +223,11 @@ impl Network {
             nic.queue.prefetch_head(stage, nic.paused);
         }
     }
-    /// For a wire arrival on `p` at a host, whose transport answers through the NIC: `prefetch_nic`.
+    /// For a wire arrival on `p` at a host, whose transport answers through the NIC: `prefetch_nic` (None:
+    /// no NIC has an order of its own, nothing).
     #[inline(always)]
-    pub fn prefetch_arrival_nic(&self, p: PortId, stage: u8, nic_offset: usize) {
+    pub fn prefetch_arrival_nic(&self, p: PortId, stage: u8, nic_offset: Option<usize>) {
+        let Some(nic_offset) = nic_offset else { return };
         if let Some(nic) = self.arrival_host_nic(p) {
             Self::prefetch_nic(nic, stage, nic_offset);
         }
@@ -233,7 +235,8 @@ impl Network {
     /// For a host's timer that sends (NDP's pull pacer): the host's record, then `prefetch_nic` (`stage` 1
     /// on: its stage `stage` − 1).
     #[inline(always)]
-    pub fn prefetch_host_sending(&self, h: usize, stage: u8, nic_offset: usize) {
+    pub fn prefetch_host_sending(&self, h: usize, stage: u8, nic_offset: Option<usize>) {
+        let Some(nic_offset) = nic_offset else { return };
         if stage == 0 {
             if let Some(host) = self.hosts.get(h) {
                 crate::engine::prefetch(host);

@@ -137,8 +137,10 @@ pub struct World {
     /// The working set beyond which `deep_prefetch` is set: the last-level cache's size, at most 32 MiB
     /// (`engine::deep_prefetch_from`).
     deep_from: usize,
-    /// Where a host NIC's order sits in its port's queue (`QueueDisc::nic_offset`), for the deep chain.
-    nic_offset: usize,
+    /// Where a host NIC's order sits in its port's queue (`QueueDisc::nic_offset`), for the deep chain's
+    /// stages of a host's NIC; None (no such stages) when no NIC has an order of its own: measured with
+    /// NDP's round-robin NICs only (docs/performance-log.md, change 46).
+    nic_offset: Option<usize>,
     /// Per generator: the class its flows' packets use, if the workload sets one.
     pub flow_class: Vec<Option<u8>>,
     /// Queue-occupancy samples (time, port, bytes) every `sample_every`, if set.
@@ -194,6 +196,8 @@ impl World {
             .iter()
             .filter(|g| matches!(g, Generator::Poisson { .. } | Generator::Jobs(_)) && g.next_time().is_some())
             .count();
+        let ordered = net.ports.iter().any(|p| matches!(p.queue, crate::net::queue::QueueDisc::Ordered(..)));
+        let nic_offset = ordered.then(crate::net::queue::QueueDisc::nic_offset);
         World {
             inbound,
             inbound_at_last_arrival: None,
@@ -218,7 +222,7 @@ impl World {
             dormant: Default::default(),
             deep_prefetch: false,
             deep_from: crate::engine::deep_prefetch_from(),
-            nic_offset: crate::net::queue::QueueDisc::nic_offset(),
+            nic_offset,
             flow_class: Vec::new(),
             queue_samples: Vec::new(),
             sample_every,
