@@ -73,6 +73,11 @@ pub struct Network {
     pub routes: routing::Routes,
     /// The routes of the healthy fabric, kept once routes first re-converge (for ideal completion times).
     healthy: Option<routing::Routes>,
+    /// Where a host NIC's order sits in its port's queue (`QueueDisc::nic_offset`), for the deep prefetch
+    /// chain's stages of a host's NIC (`prefetch_arrival_nic`, `prefetch_host_sending`); None (no such
+    /// stages) when no NIC has an order of its own: measured with NDP's round-robin NICs only
+    /// (docs/performance-log.md, change 46).
+    nic_offset: Option<usize>,
 }
 
 /// What the datapath hands back to the simulation: a packet that reached a host.
@@ -223,11 +228,11 @@ impl Network {
             nic.queue.prefetch_head(stage, nic.paused);
         }
     }
-    /// For a wire arrival on `p` at a host, whose transport answers through the NIC: `prefetch_nic` (None:
-    /// no NIC has an order of its own, nothing).
+    /// For a wire arrival on `p` at a host, whose transport answers through the NIC: `prefetch_nic` (nothing
+    /// when no NIC has an order of its own, `nic_offset`).
     #[inline(always)]
-    pub fn prefetch_arrival_nic(&self, p: PortId, stage: u8, nic_offset: Option<usize>) {
-        let Some(nic_offset) = nic_offset else { return };
+    pub fn prefetch_arrival_nic(&self, p: PortId, stage: u8) {
+        let Some(nic_offset) = self.nic_offset else { return };
         if let Some(nic) = self.arrival_host_nic(p) {
             Self::prefetch_nic(nic, stage, nic_offset);
         }
@@ -235,8 +240,8 @@ impl Network {
     /// For a host's timer that sends (NDP's pull pacer): the host's record, then `prefetch_nic` (`stage` 1
     /// on: its stage `stage` − 1).
     #[inline(always)]
-    pub fn prefetch_host_sending(&self, h: usize, stage: u8, nic_offset: Option<usize>) {
-        let Some(nic_offset) = nic_offset else { return };
+    pub fn prefetch_host_sending(&self, h: usize, stage: u8) {
+        let Some(nic_offset) = self.nic_offset else { return };
         if stage == 0 {
             if let Some(host) = self.hosts.get(h) {
                 crate::engine::prefetch(host);
@@ -713,6 +718,7 @@ impl Network {
             .map(|(i, s)| Switch::new(s, i, adj[h + i].iter().map(|x| x.0).collect(), prm))
             .collect();
         let np = ports.len();
+        let ordered = ports.iter().any(|p| matches!(p.queue, QueueDisc::Ordered(..)));
         Ok(Network {
             hosts,
             switches,
@@ -728,6 +734,7 @@ impl Network {
             pins: Default::default(),
             routes,
             healthy: None,
+            nic_offset: ordered.then(QueueDisc::nic_offset),
         })
     }
 }

@@ -137,10 +137,6 @@ pub struct World {
     /// The working set beyond which `deep_prefetch` is set: the last-level cache's size, at most 32 MiB
     /// (`engine::deep_prefetch_from`).
     deep_from: usize,
-    /// Where a host NIC's order sits in its port's queue (`QueueDisc::nic_offset`), for the deep chain's
-    /// stages of a host's NIC; None (no such stages) when no NIC has an order of its own: measured with
-    /// NDP's round-robin NICs only (docs/performance-log.md, change 46).
-    nic_offset: Option<usize>,
     /// Per generator: the class its flows' packets use, if the workload sets one.
     pub flow_class: Vec<Option<u8>>,
     /// Queue-occupancy samples (time, port, bytes) every `sample_every`, if set.
@@ -196,8 +192,6 @@ impl World {
             .iter()
             .filter(|g| matches!(g, Generator::Poisson { .. } | Generator::Jobs(_)) && g.next_time().is_some())
             .count();
-        let ordered = net.ports.iter().any(|p| matches!(p.queue, crate::net::queue::QueueDisc::Ordered(..)));
-        let nic_offset = ordered.then(crate::net::queue::QueueDisc::nic_offset);
         World {
             inbound,
             inbound_at_last_arrival: None,
@@ -222,7 +216,6 @@ impl World {
             dormant: Default::default(),
             deep_prefetch: false,
             deep_from: crate::engine::deep_prefetch_from(),
-            nic_offset,
             flow_class: Vec::new(),
             queue_samples: Vec::new(),
             sample_every,
@@ -407,9 +400,7 @@ impl World {
             _ => {}
         }
         match self.ev.upcoming(3) {
-            Some(Event::Timer(h, _, TimerKind::RxPacer)) => {
-                self.net.prefetch_host_sending(h.0 as usize, 0, self.nic_offset)
-            }
+            Some(Event::Timer(h, _, TimerKind::RxPacer)) => self.net.prefetch_host_sending(h.0 as usize, 0),
             Some(Event::WireArrival(p)) => {
                 self.net.prefetch_wire_next(p);
                 if self.net.deferred(p) {
@@ -420,12 +411,10 @@ impl World {
             _ => {}
         }
         match self.ev.upcoming(2) {
-            Some(Event::Timer(h, _, TimerKind::RxPacer)) => {
-                self.net.prefetch_host_sending(h.0 as usize, 1, self.nic_offset)
-            }
+            Some(Event::Timer(h, _, TimerKind::RxPacer)) => self.net.prefetch_host_sending(h.0 as usize, 1),
             Some(Event::WireArrival(p)) => {
                 self.net.prefetch_wire_packet(p, &self.pk);
-                self.net.prefetch_arrival_nic(p, 0, self.nic_offset);
+                self.net.prefetch_arrival_nic(p, 0);
                 if self.net.deferred(p) {
                     self.net.prefetch_queue_head(p, 0);
                 }
@@ -434,12 +423,10 @@ impl World {
             _ => {}
         }
         match self.ev.upcoming(1) {
-            Some(Event::Timer(h, _, TimerKind::RxPacer)) => {
-                self.net.prefetch_host_sending(h.0 as usize, 2, self.nic_offset)
-            }
+            Some(Event::Timer(h, _, TimerKind::RxPacer)) => self.net.prefetch_host_sending(h.0 as usize, 2),
             Some(Event::WireArrival(p)) => {
                 self.net.prefetch_route(p, &self.pk);
-                self.net.prefetch_arrival_nic(p, 1, self.nic_offset);
+                self.net.prefetch_arrival_nic(p, 1);
                 if self.net.deferred(p) {
                     self.net.prefetch_queue_head(p, 1);
                 }
@@ -448,12 +435,10 @@ impl World {
             _ => {}
         }
         match self.ev.upcoming(0) {
-            Some(Event::Timer(h, _, TimerKind::RxPacer)) => {
-                self.net.prefetch_host_sending(h.0 as usize, 3, self.nic_offset)
-            }
+            Some(Event::Timer(h, _, TimerKind::RxPacer)) => self.net.prefetch_host_sending(h.0 as usize, 3),
             Some(Event::WireArrival(p)) => {
                 self.net.prefetch_egress(p, &self.pk);
-                self.net.prefetch_arrival_nic(p, 2, self.nic_offset);
+                self.net.prefetch_arrival_nic(p, 2);
                 if self.net.deferred(p) {
                     self.net.prefetch_queue_head(p, 2);
                 }
