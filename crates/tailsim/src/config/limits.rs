@@ -19,8 +19,9 @@ use crate::units::BitsPerSec;
 /// the event queue); the flow-level Ideal holds every flow for its greedy SRPT.
 const HOST_BYTES: u64 = 1_500;
 const SWITCH_BYTES: u64 = 1_000;
-/// A port's record is 896 B since a host NIC's order sits in line in it (docs/performance-log.md, change 45).
-const PORT_BYTES: u64 = 1_092;
+/// A port's record is 960 B since a host NIC's order sits in line in it and each FIFO class's oldest packet
+/// does (docs/performance-log.md, changes 45 and 47).
+const PORT_BYTES: u64 = 1_156;
 const ROUTE_BYTES: u64 = 2;
 const FLOW_BYTES: u64 = 8;
 const FLOW_LEVEL_FLOW_BYTES: u64 = 320;

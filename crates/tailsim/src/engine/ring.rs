@@ -48,6 +48,15 @@ impl<T: Copy + Default> Ring<T> {
         self.buf[i] = x;
         self.tail = self.tail.wrapping_add(1);
     }
+    /// Give the ring its first slots if it has none: a queue that keeps its oldest element elsewhere
+    /// (net/queue.rs) allocates when it first holds one, as a queue of this ring alone would, rather than at
+    /// its first second element, perhaps long into a run (tests/no_alloc.rs).
+    #[inline(always)]
+    pub fn ensure_slots(&mut self) {
+        if self.buf.is_empty() {
+            self.grow();
+        }
+    }
     #[inline(always)]
     pub fn pop_front(&mut self) -> Option<T> {
         if self.is_empty() {

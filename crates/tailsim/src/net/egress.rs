@@ -6,7 +6,7 @@ use super::hooks::{Admit, HookSet};
 use super::lazy::owes_start;
 use super::packet::Packet;
 use super::port::{DropReason, Port};
-use super::queue::QueueDisc;
+use super::queue::{QueueDisc, NO_REFILL};
 use super::{drop_at, Network, Packets};
 use crate::engine::{Event, EventQueue};
 use crate::net::hooks::Outbox;
@@ -287,7 +287,7 @@ impl Network {
         port: PortId,
     ) -> Option<PktId> {
         let pt = &mut self.ports[port.idx()];
-        let (id, size) = pt.queue.pop(pt.paused, pk)?;
+        let (id, size, owed) = pt.queue.pop(pt.paused, self.refills.later, pk)?;
         let size = size as u64;
         let node = pt.node;
         match Network::serialize(pt, ev, port, now, id, size) {
@@ -297,7 +297,43 @@ impl Network {
         if !self.is_host(node) {
             self.sw(node).used -= size;
         }
+        if owed != NO_REFILL {
+            self.owe_refill(port, owed);
+        }
         Some(id)
+    }
+
+    /// `port`'s class `c` is owed its next head (`PrioFifo::pop` with `later`): noted for a later event, or
+    /// refilled now if the list is full.
+    #[cold]
+    #[inline(never)]
+    fn owe_refill(&mut self, port: PortId, c: u8) {
+        if !self.refills.owe(port, c) {
+            Network::refill_head(&mut self.ports[port.idx()], c);
+        }
+    }
+
+    /// The heads owed since the last call get their packets (`HeadRefills`): at each event, before it is
+    /// handled. The order of a queue's packets never changes, only where its oldest one is kept: no result
+    /// depends on when this runs.
+    #[inline(always)]
+    pub fn refill_heads(&mut self) {
+        if !self.refills.is_empty() {
+            self.refill_owed();
+        }
+    }
+
+    #[inline(never)]
+    fn refill_owed(&mut self) {
+        let ports = &mut self.ports;
+        self.refills.take(|p, c| Network::refill_head(&mut ports[p.idx()], c));
+    }
+
+    #[inline(always)]
+    fn refill_head(pt: &mut Port, c: u8) {
+        if let QueueDisc::PrioFifo(q) = &mut pt.queue {
+            q.refill(c);
+        }
     }
 
     /// Serialize packet `id` of `size` bytes, just taken off `pt`'s queue (its bytes still counted there),

@@ -78,6 +78,8 @@ pub struct Network {
     /// stages) when no NIC has an order of its own: measured with NDP's round-robin NICs only
     /// (docs/performance-log.md, change 46).
     nic_offset: Option<usize>,
+    /// Queue heads to refill at the next event (`queue::HeadRefills`).
+    pub refills: queue::HeadRefills,
 }
 
 /// What the datapath hands back to the simulation: a packet that reached a host.
@@ -735,6 +737,7 @@ impl Network {
             routes,
             healthy: None,
             nic_offset: ordered.then(QueueDisc::nic_offset),
+            refills: queue::HeadRefills::default(),
         })
     }
 }

@@ -279,9 +279,9 @@ impl Port {
     pub fn prefetch(&self) {
         crate::engine::prefetch_lines((self as *const Port).cast(), 3);
     }
-    /// Start loading the queue's state that admission and the transmitter read (the discipline's byte counts
-    /// and the ring headers of classes 0–4: the queue's first three lines). Addresses only: nothing of the
-    /// record is read, so this does not wait for it.
+    /// Start loading the queue's state that admission and the transmitter read (the queue's first three
+    /// lines: classes 0–3 whole, each its bytes, its oldest packet and its ring's header). Addresses only:
+    /// nothing of the record is read, so this does not wait for it.
     #[inline(always)]
     pub fn prefetch_queue(&self) {
         crate::engine::prefetch_lines((&self.queue as *const QueueDisc).cast(), 3);
@@ -319,6 +319,9 @@ const _: () = {
     assert!(offset_of!(Port, class_reserve) + 8 <= 64);
     assert!(offset_of!(Port, wire) >= 64 && offset_of!(Port, ps_per_byte) + 8 <= 128);
     assert!(offset_of!(Port, stats) == 128 && offset_of!(PortStats, since) + 8 <= 64);
-    // The queue starts a line, so that `prefetch_queue`'s three lines hold its classes 0–4.
+    // The queue starts a line, so that `prefetch_queue`'s three lines hold its classes 0–3 whole (each with
+    // its head in line, net/queue.rs).
     assert!(offset_of!(Port, queue) % 64 == 0);
+    // The size config/limits.rs counts (`PORT_BYTES`, with the queues' rings and the wire's).
+    assert!(std::mem::size_of::<Port>() == 960);
 };

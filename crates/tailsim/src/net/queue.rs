@@ -6,7 +6,7 @@ use crate::net::nic_queue::NicQueue;
 use crate::net::packet::Packet;
 use crate::net::pfabric::PFabricQueue;
 use crate::net::Packets;
-use crate::units::PktId;
+use crate::units::{PktId, PortId};
 
 pub const CLASSES: usize = 8;
 
@@ -16,49 +16,135 @@ pub const CLASSES: usize = 8;
 /// A slot keeps the packet's size beside its id, so the transmitter learns how long the packet takes without
 /// reading it: a packet waits in a queue long enough to leave the caches, and reading its size was a miss
 /// per packet-hop at 1,024 hosts (docs/performance-log.md, change 3).
-///
-/// `repr(C)`, the byte counts first: admission reads a class's bytes and its ring's header, and in this
-/// order those of classes 0–4 lie in the port record's lines that `Port::prefetch_queue` loads.
 #[derive(Default)]
 #[repr(C)]
 pub struct PrioFifo {
-    bytes: [u64; CLASSES],
-    q: [Ring<(PktId, u32)>; CLASSES],
+    c: [ClassFifo; CLASSES],
+}
+
+/// One class: its bytes, its oldest packet in line and the others in a ring. `repr(C)`, 40 bytes, so that
+/// classes 0–3 lie whole in the queue's first three lines, which `Port::prefetch_queue` loads.
+///
+/// Why the head in line: the transmitter takes a class's oldest packet when it starts, and at 5,488 hosts
+/// that start is most often a deferred one (net/lazy.rs) that a packet arriving for the port catches up.
+/// Found through the ring, the head's slot was a load that depended on the ring's header, after the
+/// prefetch chain had loaded the port's lines: 12 % of all samples sat on it (docs/performance-log.md,
+/// change 47). In line, it is in those lines. Where a hop waits on memory (the deep prefetch chain), the
+/// next packet becomes the head one event after a pop (`refill`, `HeadRefills`), its slot prefetched by the
+/// pop; elsewhere only a packet into an empty class goes there, and the ring serves the rest.
+#[repr(C)]
+struct ClassFifo {
+    bytes: u64,
+    /// The class's oldest packet and its size, or `PktId::NONE` (the class is empty, or its oldest packet is
+    /// `rest`'s front: a refill owed, or none asked for).
+    head: (PktId, u32),
+    /// The class's other packets, in order.
+    rest: Ring<(PktId, u32)>,
+}
+
+impl Default for ClassFifo {
+    fn default() -> Self {
+        ClassFifo { bytes: 0, head: (PktId::NONE, 0), rest: Ring::default() }
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<ClassFifo>() == 40);
+
+/// `PrioFifo::pop`'s answer when no refill is owed.
+pub const NO_REFILL: u8 = u8::MAX;
+
+impl ClassFifo {
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        self.head.0 == PktId::NONE && self.rest.is_empty()
+    }
+    /// The ring's front becomes the head, if the head is empty (a refill owed, or already done by a pop).
+    #[inline(always)]
+    fn refill(&mut self) {
+        if self.head.0 == PktId::NONE {
+            if let Some(x) = self.rest.pop_front() {
+                self.head = x;
+            }
+        }
+    }
 }
 
 impl PrioFifo {
     #[inline]
     pub fn push(&mut self, id: PktId, p: &Packet) {
-        let c = p.class as usize;
-        self.q[c].push_back((id, p.size));
-        self.bytes[c] += p.size as u64;
+        let k = &mut self.c[p.class as usize];
+        // Into the head only when nothing else waits: a packet behind an owed refill goes behind its front.
+        // A class's bytes are 0 only when it is empty: every packet has bytes (net/egress.rs, `enqueue`).
+        if k.bytes == 0 {
+            k.head = (id, p.size);
+            k.rest.ensure_slots();
+        } else {
+            k.rest.push_back((id, p.size));
+        }
+        k.bytes += p.size as u64;
     }
     /// Count a packet held elsewhere (a NIC's own order, `QueueDisc::Ordered`): bytes only.
     #[inline]
     pub fn count(&mut self, p: &Packet) {
-        self.bytes[p.class as usize] += p.size as u64;
+        self.c[p.class as usize].bytes += p.size as u64;
     }
-    /// Highest-priority packet whose class is not paused (`paused` bit c = class c held, for PFC), and its
-    /// size.
+    /// Count a packet of class `c` and `size` bytes taken from elsewhere (`count`'s reverse).
     #[inline(always)]
-    pub fn pop(&mut self, paused: u8) -> Option<(PktId, u32)> {
+    fn uncount(&mut self, c: usize, size: u32) {
+        self.c[c].bytes -= size as u64;
+    }
+    /// Highest-priority packet whose class is not paused (`paused` bit c = class c held, for PFC), its size,
+    /// and the class whose head is owed a refill (`NO_REFILL` if none): with `later`, a pop that leaves the
+    /// head empty and packets in the ring prefetches the ring's front, and the caller calls `refill` for the
+    /// class once that load has had time to arrive (`HeadRefills`). Without, the ring serves the class until
+    /// it is empty again.
+    #[inline(always)]
+    pub fn pop(&mut self, paused: u8, later: bool) -> Option<(PktId, u32, u8)> {
         for c in 0..CLASSES {
-            if paused & (1 << c) != 0 {
+            let k = &mut self.c[c];
+            if paused & (1 << c) != 0 || k.bytes == 0 {
                 continue;
             }
-            if let Some((id, size)) = self.q[c].pop_front() {
-                self.bytes[c] -= size as u64;
-                return Some((id, size));
+            let x = if k.head.0 != PktId::NONE {
+                std::mem::replace(&mut k.head, (PktId::NONE, 0))
+            } else {
+                // No head in line (a refill owed or not asked for): the ring's front.
+                k.rest.pop_front().expect("a class that is not empty")
+            };
+            k.bytes -= x.1 as u64;
+            let mut owed = NO_REFILL;
+            if later {
+                if let Some(next) = k.rest.front() {
+                    crate::engine::prefetch(next);
+                    owed = c as u8;
+                }
             }
+            return Some((x.0, x.1, owed));
         }
         None
     }
+    /// Class `c`'s next packet becomes its head, if it is owed one (`pop` with `later`).
+    #[inline(always)]
+    pub fn refill(&mut self, c: u8) {
+        self.c[c as usize].refill();
+    }
     #[inline]
     pub fn class_bytes(&self, c: usize) -> u64 {
-        self.bytes[c]
+        self.c[c].bytes
+    }
+    /// Bytes of classes 0..=c.
+    pub fn bytes_through(&self, c: usize) -> u64 {
+        self.c[..=c.min(CLASSES - 1)].iter().map(|k| k.bytes).sum()
     }
     pub fn iter(&self) -> impl Iterator<Item = PktId> + '_ {
-        self.q.iter().flat_map(|q| q.iter().map(|x| x.0))
+        self.c.iter().flat_map(|k| {
+            let head = (k.head.0 != PktId::NONE).then_some(k.head.0);
+            head.into_iter().chain(k.rest.iter().map(|x| x.0))
+        })
+    }
+    /// The first class, in priority order, that is not paused and holds a packet.
+    pub fn head_class(&self, paused: u8) -> Option<usize> {
+        (0..CLASSES).find(|&c| paused & (1 << c) == 0 && !self.c[c].is_empty())
     }
 
     /// Admission to a port buffer of `total` bytes of which `reserve` bytes are set aside for each of the
@@ -66,11 +152,53 @@ impl PrioFifo {
     /// queue). A packet goes into its class's reservation while that has room, else into the shared part.
     pub fn admits_reserved(&self, class: usize, size: u64, total: u64, reserve: u64, classes: usize) -> bool {
         let reserved = |c: usize| if c < classes { reserve } else { 0 };
-        let shared_used: u64 = (0..CLASSES).map(|c| self.bytes[c].saturating_sub(reserved(c))).sum();
-        let before = self.bytes[class].saturating_sub(reserved(class));
-        let after = (self.bytes[class] + size).saturating_sub(reserved(class));
+        let shared_used: u64 = (0..CLASSES).map(|c| self.c[c].bytes.saturating_sub(reserved(c))).sum();
+        let before = self.c[class].bytes.saturating_sub(reserved(class));
+        let after = (self.c[class].bytes + size).saturating_sub(reserved(class));
         let shared_cap = total.saturating_sub(reserve * classes as u64);
         shared_used - before + after <= shared_cap
+    }
+}
+
+/// The heads owed a refill (`PrioFifo::pop` with `later`): a port and a class each, refilled at the start of
+/// the next event (`Network::refill_heads`), by which time the slot `pop` prefetched has had the rest of the
+/// event to arrive (refilled one event later still, the run was no faster: docs/performance-log.md, change
+/// 47). A fixed array: a pop that finds it full refills at once (no allocation in a run).
+pub struct HeadRefills {
+    /// Whether pops ask for refills (where a hop waits on memory: the deep prefetch chain's runs).
+    pub later: bool,
+    len: usize,
+    owed: [(PortId, u8); HeadRefills::CAP],
+}
+
+impl Default for HeadRefills {
+    fn default() -> Self {
+        HeadRefills { later: false, len: 0, owed: [(PortId::NONE, 0); HeadRefills::CAP] }
+    }
+}
+
+impl HeadRefills {
+    const CAP: usize = 16;
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Note `port`'s class `c` as owed: false if the list is full (the caller refills now).
+    #[inline(always)]
+    pub fn owe(&mut self, port: PortId, c: u8) -> bool {
+        if self.len == Self::CAP {
+            return false;
+        }
+        self.owed[self.len] = (port, c);
+        self.len += 1;
+        true
+    }
+    /// Every owed refill, oldest first, to `f`; the list is then empty.
+    #[inline(always)]
+    pub fn take(&mut self, mut f: impl FnMut(PortId, u8)) {
+        for &(p, c) in &self.owed[..std::mem::take(&mut self.len)] {
+            f(p, c);
+        }
     }
 }
 
@@ -100,19 +228,19 @@ impl QueueDisc {
     /// The next packet to send and its size (`paused` bit c = class c held).
     // Always inlined into the transmitter's start (callgrind: out of line it costs 2 % of all instructions).
     #[inline(always)]
-    pub fn pop(&mut self, paused: u8, pk: &Packets) -> Option<(PktId, u32)> {
+    pub fn pop(&mut self, paused: u8, later: bool, pk: &Packets) -> Option<(PktId, u32, u8)> {
         match self {
-            QueueDisc::PrioFifo(q) => q.pop(paused),
+            QueueDisc::PrioFifo(q) => q.pop(paused, later),
             QueueDisc::Ordered(q, n) => {
                 let (id, c, size) = n.pop(paused)?;
-                q.bytes[c] -= size as u64;
-                Some((id, size))
+                q.uncount(c, size);
+                Some((id, size, NO_REFILL))
             }
             QueueDisc::PFabric(subs) => {
                 for (c, q) in subs.iter_mut().enumerate() {
                     if paused & (1 << c) == 0 {
                         if let Some(id) = q.pop(pk) {
-                            return Some((id, pk.get(id).size));
+                            return Some((id, pk.get(id).size, NO_REFILL));
                         }
                     }
                 }
@@ -120,21 +248,14 @@ impl QueueDisc {
             }
         }
     }
-    /// Prefetch for the next `pop` (a hint), stage `stage` of its chain: for the FIFO classes, stage 0 loads
-    /// the slot at the head of the class that `pop` would serve; for a NIC's own order, stages 0–3 walk
-    /// `NicQueue::prefetch_stage` (stage 0 loads the NIC's record, in line after the counts).
-    /// pFabric's heads are found by a search that the hint would repeat: none.
+    /// Prefetch for the next `pop` (a hint), stage `stage` of its chain: for a NIC's own order, stages 0–3
+    /// walk `NicQueue::prefetch_stage` (stage 0 loads the NIC's record, in line after the counts). The FIFO
+    /// classes' heads are in the queue's lines (`ClassFifo`), and pFabric's are found by a search that the
+    /// hint would repeat: nothing more for those.
     #[inline(always)]
     pub fn prefetch_head(&self, stage: u8, paused: u8) {
-        match self {
-            QueueDisc::PrioFifo(q) if stage == 0 => {
-                let head = (0..CLASSES).filter(|&c| paused & (1 << c) == 0).find_map(|c| q.q[c].front());
-                if let Some(h) = head {
-                    crate::engine::prefetch(h);
-                }
-            }
-            QueueDisc::Ordered(_, n) => n.prefetch_stage(stage, paused),
-            _ => {}
+        if let QueueDisc::Ordered(_, n) = self {
+            n.prefetch_stage(stage, paused);
         }
     }
     /// Where a NIC's order starts in an `Ordered` queue, in bytes from the queue's start: a prefetch can
@@ -154,7 +275,7 @@ impl QueueDisc {
     /// behind, i.e. of classes 0..=c (pFabric queues: those of the sub-buffers served first, and its own).
     pub fn drain_bytes(&self, c: usize) -> u64 {
         match self {
-            QueueDisc::PrioFifo(q) | QueueDisc::Ordered(q, _) => q.bytes[..=c.min(CLASSES - 1)].iter().sum(),
+            QueueDisc::PrioFifo(q) | QueueDisc::Ordered(q, _) => q.bytes_through(c),
             QueueDisc::PFabric(subs) => subs.iter().take(c + 1).map(|q| q.bytes).sum(),
         }
     }
@@ -162,7 +283,7 @@ impl QueueDisc {
     pub fn head_class(&self, paused: u8) -> Option<usize> {
         match self {
             QueueDisc::Ordered(_, n) => n.head_class(paused),
-            QueueDisc::PrioFifo(q) => (0..CLASSES).find(|&c| paused & (1 << c) == 0 && !q.q[c].is_empty()),
+            QueueDisc::PrioFifo(q) => q.head_class(paused),
             QueueDisc::PFabric(subs) => {
                 subs.iter().enumerate().find(|(c, q)| paused & (1 << c) == 0 && q.bytes > 0).map(|(c, _)| c)
             }
@@ -181,6 +302,94 @@ impl QueueDisc {
 mod tests {
     use super::*;
     use crate::net::nic_queue::NicOrder;
+    use crate::net::packet::PktKind;
+    use crate::units::{FlowSlot, NodeId};
+    use std::collections::VecDeque;
+
+    /// The FIFO classes against one `VecDeque` each, over a long random mix of pushes, pops under random
+    /// pauses and refills, in phases where pops ask for refills (done at a random later moment, or never
+    /// before the class is popped again) and phases where they do not: the packets come out in the same
+    /// order, with the same sizes, and the bytes, the served class and the iteration agree at every step.
+    /// Whether a class's oldest packet is in line or in the ring does not change which packet a pop takes.
+    #[test]
+    fn in_line_heads_keep_each_class_in_order_however_late_they_are_refilled() {
+        let mut q = PrioFifo::default();
+        let mut model: Vec<VecDeque<(PktId, u32)>> = vec![VecDeque::new(); CLASSES];
+        let mut owed: Vec<u8> = Vec::new();
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = |n: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let (mut pops, mut late, mut fallbacks) = (0, 0, 0);
+        for step in 0..200_000u32 {
+            let later = (step / 5_000) % 2 == 1;
+            match next(10) {
+                0..=3 => {
+                    // Mostly the first classes, in bursts, so that queues grow and drain.
+                    let c = if next(4) == 0 { next(CLASSES as u64) } else { next(2) } as u8;
+                    let mut p = Packet::new(PktKind::Data, FlowSlot(0), 0, NodeId(1), NodeId(0));
+                    (p.class, p.size) = (c, 64 + next(1_500) as u32);
+                    q.push(PktId(step), &p);
+                    model[c as usize].push_back((PktId(step), p.size));
+                }
+                4..=7 => {
+                    let paused = if next(4) == 0 { next(256) as u8 } else { 0 };
+                    let want = (0..CLASSES).find(|&c| paused & (1 << c) == 0 && !model[c].is_empty());
+                    assert_eq!(q.head_class(paused), want, "step {step}");
+                    let c = want.unwrap_or(usize::MAX);
+                    fallbacks += (want.is_some() && q.c[c].head.0 == PktId::NONE) as u32;
+                    match q.pop(paused, later) {
+                        None => assert!(want.is_none(), "step {step}: a packet left behind"),
+                        Some((id, size, o)) => {
+                            assert_eq!(Some((id, size)), model[c].pop_front(), "step {step}");
+                            pops += 1;
+                            if o != NO_REFILL {
+                                assert!(later && o as usize == c && !model[c].is_empty(), "step {step}");
+                                owed.push(o);
+                                late += 1;
+                            } else {
+                                // Nothing owed: the ring is empty, or pops do not ask for refills.
+                                assert!(!later || q.c[c].rest.is_empty(), "step {step}");
+                            }
+                        }
+                    }
+                }
+                _ => {
+                    // Some owed refills are done, oldest first; the others wait (or meet a pop first).
+                    let n = next(owed.len() as u64 + 1) as usize;
+                    for c in owed.drain(..n) {
+                        q.refill(c);
+                    }
+                }
+            }
+            for (c, m) in model.iter().enumerate() {
+                assert_eq!(q.class_bytes(c), m.iter().map(|p| p.1 as u64).sum::<u64>(), "step {step}");
+            }
+            let all: Vec<PktId> = model.iter().flatten().map(|p| p.0).collect();
+            if step % 97 == 0 {
+                assert_eq!(q.iter().collect::<Vec<_>>(), all, "step {step}");
+            }
+        }
+        // The mix reached every path: pops that refilled later, and pops that found a refill still owed.
+        assert!(pops > 50_000 && late > 5_000 && fallbacks > 1_000, "{pops} pops, {late} late, {fallbacks}");
+    }
+
+    /// The list of owed refills: in order, emptied by `take`, and a pop that finds it full is told to refill
+    /// at once rather than the list growing (no allocation in a run).
+    #[test]
+    fn owed_refills_come_back_in_order_and_a_full_list_refuses() {
+        let mut r = HeadRefills::default();
+        assert!(r.is_empty());
+        for i in 0..HeadRefills::CAP as u32 {
+            assert!(r.owe(PortId(i), (i % 8) as u8));
+        }
+        assert!(!r.owe(PortId(99), 0));
+        let mut got = Vec::new();
+        r.take(|p, c| got.push((p, c)));
+        assert_eq!(got, (0..HeadRefills::CAP as u32).map(|i| (PortId(i), (i % 8) as u8)).collect::<Vec<_>>());
+        assert!(r.is_empty() && r.owe(PortId(7), 3));
+    }
 
     #[test]
     fn a_nics_order_is_found_at_the_same_offset_in_every_ordered_queue() {

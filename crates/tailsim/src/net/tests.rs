@@ -3,6 +3,7 @@
 
 use super::ledger::{Fate, Origin};
 use super::packet::{Packet, PktKind};
+use super::queue::NO_REFILL;
 use super::topology::LeafSpine;
 use super::*;
 use crate::units::{BitsPerSec, FlowSlot};
@@ -111,11 +112,11 @@ fn strict_priority_and_paused_classes() {
     }
     let q = &mut n.ports[port.idx()].queue;
     // Class 1 paused (PFC): class 3 goes first, then 5, and class 1 waits.
-    let id = |x: Option<(PktId, u32)>| x.map(|(id, _)| id);
-    assert_eq!(id(q.pop(1 << 1, &pk)), Some(mid));
-    assert_eq!(id(q.pop(1 << 1, &pk)), Some(lo));
-    assert_eq!(q.pop(1 << 1, &pk), None);
-    assert_eq!(q.pop(0, &pk), Some((hi, 100)));
+    let id = |x: Option<(PktId, u32, u8)>| x.map(|(id, _, _)| id);
+    assert_eq!(id(q.pop(1 << 1, false, &pk)), Some(mid));
+    assert_eq!(id(q.pop(1 << 1, false, &pk)), Some(lo));
+    assert_eq!(q.pop(1 << 1, false, &pk), None);
+    assert_eq!(q.pop(0, false, &pk), Some((hi, 100, NO_REFILL)));
 }
 
 #[test]
@@ -180,7 +181,7 @@ fn reserved_class_buffers_keep_room_for_every_class() {
     assert_eq!(offer(&mut n, &mut ev, &mut pk, port, 1, 1000, 7), 0);
     // Draining class 0 (strict priority) frees only its reservation: class 2 still cannot grow.
     let q = &mut n.ports[port.idx()].queue;
-    let (first, size) = q.pop(0, &pk).unwrap();
+    let (first, size, _) = q.pop(0, false, &pk).unwrap();
     assert_eq!(size, pk.get(first).size, "the slot keeps the size");
     assert_eq!(pk.get(first).class, 0);
     n.ports[port.idx()].bytes -= 1000;
@@ -218,7 +219,7 @@ fn two_class_pfabric_ports_serve_the_deadline_buffer_first_each_with_its_own_lim
     assert_eq!(pk.dropped(), 1);
     assert_eq!(n.ports[port.idx()].bytes, 6000);
     let q = &mut n.ports[port.idx()].queue;
-    let order: Vec<PktId> = std::iter::from_fn(|| q.pop(0, &pk).map(|x| x.0)).collect();
+    let order: Vec<PktId> = std::iter::from_fn(|| q.pop(0, false, &pk).map(|x| x.0)).collect();
     // Deadline buffer by rank (earliest deadline first), then the other buffer: flow 2 (rank 5), then flow 1.
     assert_eq!(order, vec![dl[2], dl[1], dl[0], urgent_lo, lo[0], lo[1]]);
 }

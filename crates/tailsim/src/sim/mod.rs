@@ -371,8 +371,10 @@ impl World {
     /// docs/performance-log.md, changes 14, 27, 28 and 31: −15 to −20 % packet-hops per second at 128 hosts,
     /// 2 MB; −10 % at 5 MB; −3 to −10 % at 1,024 hosts, 20 MB; +40 % at 5,488 hosts, 184 MB, on an AMD VM's
     /// 32 MB cache; −8 % at 128 hosts and +9 to +19 % at 5,488 on an Intel VM's). Results do not depend on it.
+    /// With the deep chain, the queue heads that the last event's transmitters owe are refilled here, their
+    /// slots having been prefetched then (net/queue.rs, `HeadRefills`; the light chain's pops ask for none).
     #[inline(always)]
-    fn prefetch_ahead(&self) {
+    fn prefetch_ahead(&mut self) {
         if !self.deep_prefetch {
             if let Some(Event::WireArrival(p) | Event::TxDone(p)) = self.ev.upcoming(2) {
                 self.net.prefetch_port(p, false);
@@ -386,6 +388,7 @@ impl World {
             }
             return;
         }
+        self.net.refill_heads();
         self.prefetch_deep();
     }
 
@@ -459,6 +462,12 @@ impl World {
     /// Whether the working set is past `deep_from` (every fabric has ports, so 0 means always).
     fn judge_prefetch(&mut self) {
         self.deep_prefetch = self.working_set() > self.deep_from;
+        // Where a hop waits on memory, a queue's next head is loaded one event ahead (net/queue.rs,
+        // `HeadRefills`); the light chain's pops ask for no refills, so none is left owed.
+        self.net.refills.later = self.deep_prefetch;
+        if !self.deep_prefetch {
+            self.net.refill_heads();
+        }
     }
 
     /// Bytes of the records a packet-hop touches: the packets in flight and the ports.
