@@ -74,7 +74,8 @@ impl PrioFifo {
     pub fn push(&mut self, id: PktId, p: &Packet) {
         let k = &mut self.c[p.class as usize];
         // Into the head only when nothing else waits: a packet behind an owed refill goes behind its front.
-        // A class's bytes are 0 only when it is empty: every packet has bytes (net/egress.rs, `enqueue`).
+        // A class's bytes are 0 only when it is empty: every packet has bytes (asserted at admission,
+        // net/egress.rs; config/build.rs and config/homa.rs refuse packets of none).
         if k.bytes == 0 {
             k.head = (id, p.size);
             k.rest.ensure_slots();

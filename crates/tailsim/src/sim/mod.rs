@@ -353,9 +353,9 @@ impl World {
     /// of a serialization); for a wire arrival, the entry behind its wire's head (the head itself is in the
     /// port's record) four later, the packet three later, at a switch the route's table entry two later and
     /// the egress port the packet will likely take one later; for the end of a serialization, the queue's
-    /// head from four events later (one stage for a FIFO class's head slot, four for a NIC's own order: its
-    /// record, the sending flow's, the front of that flow's other packets, the record of its turn's last
-    /// flow). A wire arrival on a port that deferred its end of serialization (net/lazy.rs) catches that end
+    /// head from four events later (none for a FIFO class, whose oldest packet is in the queue's lines,
+    /// net/queue.rs; four for a NIC's own order: its record, the sending flow's, the front of that flow's
+    /// other packets, the record of its turn's last flow). A wire arrival on a port that deferred its end of serialization (net/lazy.rs) catches that end
     /// up, and the transmitter takes its queue's head, with no event of its own to prefetch for: so from four
     /// events later, once the port's first line is in, such an arrival walks the queue's chain too (its
     /// lines, then the head's stages but the last). A host's NIC is caught up the same way when the
