@@ -80,6 +80,12 @@ pub struct Network {
     nic_offset: Option<usize>,
     /// Queue heads to refill at the next event (`queue::HeadRefills`).
     pub refills: queue::HeadRefills,
+    /// What the deep prefetch chain loads of a queue: the lines that hold every class of the packets whose
+    /// egress it has predicted so far (`queue::lines_through`; 1 to 3). Lines that no hop reads delay those
+    /// it does (docs/performance-log.md, changes 43 and 48). Kept by the chain itself, which takes `&self`,
+    /// so that no other path pays for it (an atomic only to keep `Network` `Sync`; relaxed, a plain load
+    /// and store).
+    queue_lines: std::sync::atomic::AtomicU8,
 }
 
 /// What the datapath hands back to the simulation: a packet that reached a host.
@@ -129,6 +135,11 @@ impl Network {
         self.mechs.push(m);
     }
 
+    /// The queue lines the deep chain loads (`queue_lines`).
+    #[inline(always)]
+    fn queue_lines(&self) -> u8 {
+        self.queue_lines.load(std::sync::atomic::Ordering::Relaxed)
+    }
     /// Prefetch stage 1 for an event on port `p`: the port's record (its first three lines: flags, wire,
     /// counters; net/port.rs) and what the transmitter holds; with `queue`, the queue's lines too (for the
     /// end of a serialization).
@@ -137,7 +148,7 @@ impl Network {
         if let Some(pt) = self.ports.get(p.idx()) {
             pt.prefetch();
             if queue {
-                pt.prefetch_queue();
+                pt.prefetch_queue(self.queue_lines() as usize);
             }
             crate::engine::prefetch(&self.tx_current[p.idx()]);
         }
@@ -160,7 +171,7 @@ impl Network {
     #[inline(always)]
     pub fn prefetch_queue_lines(&self, p: PortId) {
         if let Some(pt) = self.ports.get(p.idx()) {
-            pt.prefetch_queue();
+            pt.prefetch_queue(self.queue_lines() as usize);
         }
     }
     /// Prefetch stage 2 for a wire arrival on `p`: the entry behind the wire's head, which the arrival
@@ -220,10 +231,10 @@ impl Network {
     /// before the queue's line says the variant); 1 and 2, if the NIC deferred its end of serialization
     /// (which the push catches up, the transmitter then taking the queue's head), `prefetch_head`'s stages.
     #[inline(always)]
-    fn prefetch_nic(nic: &Port, stage: u8, nic_offset: usize) {
+    fn prefetch_nic(nic: &Port, stage: u8, nic_offset: usize, lines: usize) {
         if stage == 0 {
             nic.prefetch();
-            nic.prefetch_queue();
+            nic.prefetch_queue(lines);
             let q = (&nic.queue as *const QueueDisc).cast::<u8>();
             crate::engine::prefetch_lines(q.wrapping_add(nic_offset), 2);
         } else if nic.defer == port::Defer::Deferred {
@@ -236,7 +247,7 @@ impl Network {
     pub fn prefetch_arrival_nic(&self, p: PortId, stage: u8) {
         let Some(nic_offset) = self.nic_offset else { return };
         if let Some(nic) = self.arrival_host_nic(p) {
-            Self::prefetch_nic(nic, stage, nic_offset);
+            Self::prefetch_nic(nic, stage, nic_offset, self.queue_lines() as usize);
         }
     }
     /// For a host's timer that sends (NDP's pull pacer): the host's record, then `prefetch_nic` (`stage` 1
@@ -249,7 +260,7 @@ impl Network {
                 crate::engine::prefetch(host);
             }
         } else if let Some(nic) = self.host_nic(h) {
-            Self::prefetch_nic(nic, stage - 1, nic_offset);
+            Self::prefetch_nic(nic, stage - 1, nic_offset, self.queue_lines() as usize);
         }
     }
     /// Prefetch stage 5 for a wire arrival on `p` at a switch: the record and queue of the egress port the
@@ -261,8 +272,12 @@ impl Network {
             let cands = self.routes.candidates(s, pkt.dst);
             if let Some(out) = self.switches[s].predicted_egress(self.lb, cands, pkt.hash) {
                 let pt = &self.ports[out.idx()];
+                let lines = queue::lines_through(pkt.class);
+                if lines > self.queue_lines() {
+                    self.queue_lines.store(lines, std::sync::atomic::Ordering::Relaxed);
+                }
                 pt.prefetch();
-                pt.prefetch_admission(pkt.ect);
+                pt.prefetch_admission(pkt.ect, self.queue_lines() as usize);
             }
         }
     }
@@ -738,6 +753,7 @@ impl Network {
             healthy: None,
             nic_offset: ordered.then(QueueDisc::nic_offset),
             refills: queue::HeadRefills::default(),
+            queue_lines: std::sync::atomic::AtomicU8::new(queue::lines_through(0)),
         })
     }
 }

@@ -279,12 +279,13 @@ impl Port {
     pub fn prefetch(&self) {
         crate::engine::prefetch_lines((self as *const Port).cast(), 3);
     }
-    /// Start loading the queue's state that admission and the transmitter read (the queue's first three
-    /// lines: classes 0–3 whole, each its bytes, its oldest packet and its ring's header). Addresses only:
-    /// nothing of the record is read, so this does not wait for it.
+    /// Start loading the queue's state that admission and the transmitter read: its first `lines` lines (at
+    /// most three: classes 0–3 whole, each its bytes, its oldest packet and its ring's header;
+    /// `queue::lines_through` says how many hold the classes in use). Addresses only: nothing of the record
+    /// is read, so this does not wait for it.
     #[inline(always)]
-    pub fn prefetch_queue(&self) {
-        crate::engine::prefetch_lines((&self.queue as *const QueueDisc).cast(), 3);
+    pub fn prefetch_queue(&self, lines: usize) {
+        crate::engine::prefetch_lines((&self.queue as *const QueueDisc).cast(), lines);
     }
     /// What admission reads of the queue: `prefetch_queue`'s lines and, for an ECN-capable packet, the
     /// thresholds. A line loaded that the hop does not read delays those it does: at 5,488 hosts the
@@ -292,11 +293,11 @@ impl Port {
     /// (docs/performance-log.md, change 43). Addresses only, as `prefetch_queue`: a hint that read the queue's
     /// discipline to find a class's ring would wait for the line it asks for.
     #[inline(always)]
-    pub fn prefetch_admission(&self, ecn: bool) {
+    pub fn prefetch_admission(&self, ecn: bool, lines: usize) {
         if ecn {
             crate::engine::prefetch(self.ecn_k.as_ptr());
         }
-        self.prefetch_queue();
+        self.prefetch_queue(lines);
     }
     /// The transmitter is serializing a packet (or held by a `SERVE` hook) at `now`.
     #[inline(always)]
@@ -319,8 +320,8 @@ const _: () = {
     assert!(offset_of!(Port, class_reserve) + 8 <= 64);
     assert!(offset_of!(Port, wire) >= 64 && offset_of!(Port, ps_per_byte) + 8 <= 128);
     assert!(offset_of!(Port, stats) == 128 && offset_of!(PortStats, since) + 8 <= 64);
-    // The queue starts a line, so that `prefetch_queue`'s three lines hold its classes 0–3 whole (each with
-    // its head in line, net/queue.rs).
+    // The queue starts a line, so that `prefetch_queue`'s lines hold its classes 0–3 whole (each with its
+    // head in line, net/queue.rs; `queue::lines_through`).
     assert!(offset_of!(Port, queue) % 64 == 0);
     // The size config/limits.rs counts (`PORT_BYTES`, with the queues' rings and the wire's).
     assert!(std::mem::size_of::<Port>() == 960);

@@ -50,6 +50,17 @@ impl Default for ClassFifo {
 
 const _: () = assert!(std::mem::size_of::<ClassFifo>() == 40);
 
+/// The queue lines (from the queue's start, the discipline's tag first) that hold FIFO classes 0..=c, at
+/// most three (classes 0–3; the prefetch chain loads no more of a queue).
+pub const fn lines_through(c: u8) -> u8 {
+    let lines = (8 + 40 * (c as usize + 1)).div_ceil(64);
+    if lines < 3 {
+        lines as u8
+    } else {
+        3
+    }
+}
+
 /// `PrioFifo::pop`'s answer when no refill is owed.
 pub const NO_REFILL: u8 = u8::MAX;
 
@@ -374,6 +385,22 @@ mod tests {
         }
         // The mix reached every path: pops that refilled later, and pops that found a refill still owed.
         assert!(pops > 50_000 && late > 5_000 && fallbacks > 1_000, "{pops} pops, {late} late, {fallbacks}");
+    }
+
+    /// `lines_through(c)` lines from a queue's start hold classes 0..=c whole (at most three lines, classes
+    /// 0–3), and no fewer lines do: measured on the layout itself, not on the sizes the function assumes.
+    #[test]
+    fn the_lines_a_prefetch_loads_hold_the_classes_it_is_asked_for() {
+        let q = QueueDisc::PrioFifo(PrioFifo::default());
+        let QueueDisc::PrioFifo(f) = &q else { unreachable!() };
+        let base = &q as *const QueueDisc as usize;
+        let end = |c: usize| &f.c[c] as *const ClassFifo as usize - base + std::mem::size_of::<ClassFifo>();
+        for c in 0..CLASSES {
+            let lines = lines_through(c as u8) as usize;
+            let need = (0..=c).map(end).max().unwrap().div_ceil(64);
+            assert_eq!(lines, need.min(3), "class {c}: classes 0..={c} end at byte {}", end(c));
+        }
+        assert_eq!((lines_through(0), lines_through(1), lines_through(3)), (1, 2, 3));
     }
 
     /// The list of owed refills: in order, emptied by `take`, and a pop that finds it full is told to refill
