@@ -154,7 +154,8 @@ impl Network {
         }
     }
     /// Prefetch stages 2 and later for the end of a serialization on `p` (`stage` 0 = the second): the
-    /// queue's head (`QueueDisc::prefetch_head`: a packet queued long enough ago to have left the caches).
+    /// queue's head (`QueueDisc::prefetch_head`: a NIC order's records, queued long enough ago to have left
+    /// the caches; a FIFO class keeps its oldest packet in the queue's lines, which need no stage).
     #[inline(always)]
     pub fn prefetch_queue_head(&self, p: PortId, stage: u8) {
         if let Some(pt) = self.ports.get(p.idx()) {
@@ -231,10 +232,10 @@ impl Network {
     /// before the queue's line says the variant); 1 and 2, if the NIC deferred its end of serialization
     /// (which the push catches up, the transmitter then taking the queue's head), `prefetch_head`'s stages.
     #[inline(always)]
-    fn prefetch_nic(nic: &Port, stage: u8, nic_offset: usize, lines: usize) {
+    fn prefetch_nic(&self, nic: &Port, stage: u8, nic_offset: usize) {
         if stage == 0 {
             nic.prefetch();
-            nic.prefetch_queue(lines);
+            nic.prefetch_queue(self.queue_lines() as usize);
             let q = (&nic.queue as *const QueueDisc).cast::<u8>();
             crate::engine::prefetch_lines(q.wrapping_add(nic_offset), 2);
         } else if nic.defer == port::Defer::Deferred {
@@ -247,7 +248,7 @@ impl Network {
     pub fn prefetch_arrival_nic(&self, p: PortId, stage: u8) {
         let Some(nic_offset) = self.nic_offset else { return };
         if let Some(nic) = self.arrival_host_nic(p) {
-            Self::prefetch_nic(nic, stage, nic_offset, self.queue_lines() as usize);
+            self.prefetch_nic(nic, stage, nic_offset);
         }
     }
     /// For a host's timer that sends (NDP's pull pacer): the host's record, then `prefetch_nic` (`stage` 1
@@ -260,7 +261,7 @@ impl Network {
                 crate::engine::prefetch(host);
             }
         } else if let Some(nic) = self.host_nic(h) {
-            Self::prefetch_nic(nic, stage - 1, nic_offset, self.queue_lines() as usize);
+            self.prefetch_nic(nic, stage - 1, nic_offset);
         }
     }
     /// Prefetch stage 5 for a wire arrival on `p` at a switch: the record and queue of the egress port the

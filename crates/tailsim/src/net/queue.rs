@@ -65,9 +65,13 @@ pub const fn lines_through(c: u8) -> u8 {
 pub const NO_REFILL: u8 = u8::MAX;
 
 impl ClassFifo {
+    /// Whether the class holds no packet: its bytes are 0 only then, every packet having bytes (asserted at
+    /// admission, net/egress.rs; config/build.rs and config/homa.rs refuse packets of none). The count is in
+    /// the class's first 8 bytes, beside the head, where a test of the head and the ring would read two
+    /// fields for the same answer.
     #[inline(always)]
     fn is_empty(&self) -> bool {
-        self.head.0 == PktId::NONE && self.rest.is_empty()
+        self.bytes == 0
     }
     /// The ring's front becomes the head, if the head is empty (a refill owed, or already done by a pop).
     #[inline(always)]
@@ -85,9 +89,7 @@ impl PrioFifo {
     pub fn push(&mut self, id: PktId, p: &Packet) {
         let k = &mut self.c[p.class as usize];
         // Into the head only when nothing else waits: a packet behind an owed refill goes behind its front.
-        // A class's bytes are 0 only when it is empty: every packet has bytes (asserted at admission,
-        // net/egress.rs; config/build.rs and config/homa.rs refuse packets of none).
-        if k.bytes == 0 {
+        if k.is_empty() {
             k.head = (id, p.size);
             k.rest.ensure_slots();
         } else {
@@ -114,7 +116,7 @@ impl PrioFifo {
     pub fn pop(&mut self, paused: u8, later: bool) -> Option<(PktId, u32, u8)> {
         for c in 0..CLASSES {
             let k = &mut self.c[c];
-            if paused & (1 << c) != 0 || k.bytes == 0 {
+            if paused & (1 << c) != 0 || k.is_empty() {
                 continue;
             }
             let x = if k.head.0 != PktId::NONE {

@@ -355,8 +355,8 @@ impl World {
     /// the egress port the packet will likely take one later; for the end of a serialization, the queue's
     /// head from four events later (none for a FIFO class, whose oldest packet is in the queue's lines,
     /// net/queue.rs; four for a NIC's own order: its record, the sending flow's, the front of that flow's
-    /// other packets, the record of its turn's last flow). A wire arrival on a port that deferred its end of serialization (net/lazy.rs) catches that end
-    /// up, and the transmitter takes its queue's head, with no event of its own to prefetch for: so from four
+    /// other packets, the record of its turn's last flow). A wire arrival on a port that deferred its end of
+    /// serialization (net/lazy.rs) catches that end up, and the transmitter takes its queue's head, with no event of its own to prefetch for: so from four
     /// events later, once the port's first line is in, such an arrival walks the queue's chain too (its
     /// lines, then the head's stages but the last). A host's NIC is caught up the same way when the
     /// transport pushes its answer (an arrival at the host) or its next pull (NDP's pull pacer, a timer):
