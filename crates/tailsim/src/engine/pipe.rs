@@ -7,7 +7,7 @@ use crate::units::{PktId, Time};
 /// needs an event in the global queue (htsim's trick): the heap holds one entry per busy pipe instead of one per
 /// packet in flight.
 ///
-/// The head is kept out of the ring, in the record that holds the pipe (a port's second line for a wire):
+/// The head is kept out of the ring, in the record that holds the pipe (a port's first line for a wire):
 /// the packet a wire's arrival takes is then found in the port's record, which the arrival reads anyway,
 /// instead of behind it in the ring's buffer, a dependent miss per packet-hop at scale. The ring holds the
 /// packets behind the head (docs/performance-log.md, change 30).

@@ -168,10 +168,22 @@ impl Network {
     pub fn deferred(&self, p: PortId) -> bool {
         self.ports.get(p.idx()).is_some_and(|pt| pt.defer == port::Defer::Deferred)
     }
-    /// The queue's lines of port `p` (a stage before `prefetch_queue_head`).
+    /// The deep chain's stage 1 for a wire arrival on `p`: the port's first line alone (what the arrival
+    /// reads, net/port.rs) and what the transmitter holds. A port that deferred its end of serialization
+    /// needs its transmitter's lines too, which `prefetch_catch_up` loads once this line says so.
     #[inline(always)]
-    pub fn prefetch_queue_lines(&self, p: PortId) {
+    pub fn prefetch_arrival_port(&self, p: PortId) {
         if let Some(pt) = self.ports.get(p.idx()) {
+            pt.prefetch_arrival();
+            crate::engine::prefetch(&self.tx_current[p.idx()]);
+        }
+    }
+    /// For a wire arrival on `p` that will catch up the port's deferred end of serialization: the
+    /// transmitter's lines of the record and the queue's (a stage before `prefetch_queue_head`).
+    #[inline(always)]
+    pub fn prefetch_catch_up(&self, p: PortId) {
+        if let Some(pt) = self.ports.get(p.idx()) {
+            pt.prefetch_transmitter();
             pt.prefetch_queue(self.queue_lines() as usize);
         }
     }

@@ -105,8 +105,8 @@ pub enum Defer {
 }
 
 /// A byte threshold of a port, or none: an `Option<u64>` in 8 bytes (u64::MAX = none, which admits and trims
-/// nothing, as no threshold does), so that the wire with its head and both thresholds fill the record's
-/// second line.
+/// nothing, as no threshold does), so that both thresholds fit the transmitter's line of the record with the
+/// other fields admission reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Threshold(u64);
 
@@ -121,11 +121,12 @@ impl Threshold {
     }
 }
 
-/// Per-class reservations of a per-port limit, or none: `(reserve, n)` sets `reserve` bytes aside for each
-/// of classes 0..n and shares the rest first come, first served (pFabric §6's commodity priority queues:
-/// 225 KB, 15 KB per queue). Packed in 8 bytes (n in the low byte, 0 = none; the reserve above it, below
-/// `ClassReserve::MAX`) so that it sits in the record's first line: every admission under a limit tests it,
-/// and in the cold part that test was 5 % of all samples at 5,488 hosts (docs/performance-log.md, change 43).
+/// Per-class reservations of a per-port limit, or none: `(reserve, n)` sets `reserve` bytes aside for each of
+/// classes 0..n and shares the rest first come, first served (pFabric §6's commodity priority queues: 225 KB, 15
+/// KB per queue). Packed in 8 bytes (n in the low byte, 0 = none; the reserve above it, below
+/// `ClassReserve::MAX`) so that it sits in the transmitter's line of the record: every admission under a limit
+/// tests it, and in the cold part that test was 5 % of all samples at 5,488 hosts (docs/performance-log.md,
+/// change 43).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ClassReserve(u64);
 
@@ -161,14 +162,19 @@ pub enum EcnMode {
     DrainBytes,
 }
 
-/// A port's record, laid out by use (`repr(C)`, one record per 64-byte line boundary): the fields read on
-/// every packet-hop in its first two lines, which the run loop prefetches for the coming events
-/// (engine/prefetch.rs), the counters in the third, the queue after. With the compiler's own order the flags
-/// and the corruption probability sat in the record's last two lines, the wire in the second, and the
-/// arrival through a port touched four lines of it (docs/performance-log.md, change 9).
+/// A port's record, laid out by use (`repr(C)`, one record per 64-byte line boundary): what the arrival of
+/// the link's packets at the far end reads in the first line, what admission and the transmitter read in the
+/// second, the counters a packet-hop updates in the third, the queue after. The run loop prefetches them for
+/// the coming events (engine/prefetch.rs): a wire arrival loads the first line alone unless the port deferred
+/// its end of serialization, which the arrival catches up; the egress port of a hop loads all three and its
+/// queue's lines. With the compiler's own order the flags and the corruption probability sat in the record's
+/// last two lines, the wire in the second, and the arrival through a port touched four lines of it
+/// (docs/performance-log.md, changes 9 and 49).
 #[repr(C, align(64))]
 pub struct Port {
-    // Line 0: what every event on the port reads (the arrival through it, admission, the transmitter).
+    // Line 0: what the arrival through the link reads (and every other event on the port too).
+    /// Packets propagating on the link, in order.
+    pub wire: Pipe,
     /// The hook points at which mechanisms see this port's packets (empty by default; `net/hooks.rs`).
     pub hooks: HookSet,
     pub up: bool,
@@ -184,26 +190,24 @@ pub struct Port {
     pub paused: u8,
     /// Compare K with the port's total queue rather than the class queue.
     pub ecn_mode: EcnMode,
-    pub node: NodeId,
     pub peer: NodeId,
     /// The port of the same link in the other direction (the peer's port towards `node`).
     pub reverse: PortId,
+    /// Probability that a packet crossing this link is corrupted (and discarded by the receiver).
+    pub corrupt_p: f64,
+    // Line 1: what admission and the transmitter read.
+    pub node: NodeId,
     /// Preamble and inter-frame gap: wire time without buffer space.
     pub wire_overhead: u32,
     /// Per-class reservations of the per-port limit, tested by every admission under a limit.
     pub class_reserve: ClassReserve,
     pub delay: Time,
-    /// Probability that a packet crossing this link is corrupted (and discarded by the receiver).
-    pub corrupt_p: f64,
     /// Bytes queued (not counting the packet being serialized).
     pub bytes: u64,
     /// The fast path (net/egress.rs, `start_queued`): the transmitter's last packet went onto the wire when
     /// its serialization started, and the transmitter is free again at this time. No event marks that moment
     /// unless something waits for it (`tx_pending`).
     pub busy_until: Time,
-    // Line 1: the wire and the admission limits.
-    /// Packets propagating on the link, in order.
-    pub wire: Pipe,
     /// Switch ports with NDP trimming: the class-queue size beyond which data packets are cut to headers.
     pub trim: Threshold,
     /// Per-port byte limit (none = unlimited or governed by the switch's shared buffer).
@@ -279,6 +283,18 @@ impl Port {
     pub fn prefetch(&self) {
         crate::engine::prefetch_lines((self as *const Port).cast(), 3);
     }
+    /// Start loading the record's first line: what the arrival of the link's head packet reads when the port
+    /// has no deferred end of serialization to catch up.
+    #[inline(always)]
+    pub fn prefetch_arrival(&self) {
+        crate::engine::prefetch((self as *const Port).cast::<u8>());
+    }
+    /// Start loading the record's second and third lines: the transmitter's, for an arrival that catches up
+    /// the port's deferred end of serialization (after `prefetch_arrival`).
+    #[inline(always)]
+    pub fn prefetch_transmitter(&self) {
+        crate::engine::prefetch_lines((self as *const Port).cast::<u8>().wrapping_add(64), 2);
+    }
     /// Start loading the queue's state that admission and the transmitter read: its first `lines` lines (at
     /// most three: classes 0–3 whole, each its bytes, its oldest packet and its ring's header;
     /// `queue::lines_through` says how many hold the classes in use). Addresses only: nothing of the record
@@ -313,12 +329,13 @@ impl Port {
     }
 }
 
-// The layout the comments above describe: line 0's fields, the wire in line 1, the counters in line 2.
+// The layout the comments above describe: an arrival's fields in line 0, the transmitter's in line 1, the
+// counters in line 2.
 const _: () = {
     use std::mem::offset_of;
-    assert!(offset_of!(Port, busy_until) + 8 <= 64 && offset_of!(Port, corrupt_p) < 64);
-    assert!(offset_of!(Port, class_reserve) + 8 <= 64);
-    assert!(offset_of!(Port, wire) >= 64 && offset_of!(Port, ps_per_byte) + 8 <= 128);
+    assert!(offset_of!(Port, wire) == 0 && offset_of!(Port, corrupt_p) + 8 <= 64);
+    assert!(offset_of!(Port, hooks) < 64 && offset_of!(Port, defer) < 64 && offset_of!(Port, reverse) + 4 <= 64);
+    assert!(offset_of!(Port, node) >= 64 && offset_of!(Port, ps_per_byte) + 8 <= 128);
     assert!(offset_of!(Port, stats) == 128 && offset_of!(PortStats, since) + 8 <= 64);
     // The queue starts a line, so that `prefetch_queue`'s lines hold its classes 0–3 whole (each with its
     // head in line, net/queue.rs; `queue::lines_through`).

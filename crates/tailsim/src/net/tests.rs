@@ -620,6 +620,7 @@ fn the_prefetcher_reads_ahead_over_a_frame_addressed_to_a_switch_without_harm() 
     let id = pk.make(f);
     n.ports[up.idx()].onto_wire(&mut ev, up, Time::ns(100), id);
     n.prefetch_port(up, true);
+    n.prefetch_arrival_port(up);
     n.prefetch_wire_next(up);
     n.prefetch_wire_packet(up, &pk);
     n.prefetch_route(up, &pk);
@@ -627,7 +628,7 @@ fn the_prefetcher_reads_ahead_over_a_frame_addressed_to_a_switch_without_harm() 
     // A port that deferred its end of serialization: the arrival's stages walk its queue too.
     n.ports[up.idx()].defer = super::port::Defer::Deferred;
     assert!(n.deferred(up) && !n.deferred(PortId(u32::MAX)));
-    n.prefetch_queue_lines(up);
+    n.prefetch_catch_up(up);
     for stage in 0..4 {
         n.prefetch_queue_head(up, stage);
     }

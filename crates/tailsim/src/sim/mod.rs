@@ -347,22 +347,23 @@ impl World {
         }
     }
 
-    /// Start loading what the coming events of the current bucket will read, one stage of the chain per
-    /// event (engine/prefetch.rs), so that each stage finds in the cache what the one before loaded.
-    /// Counting from the event about to be handled: the port five events later (with its queue for the end
-    /// of a serialization); for a wire arrival, the entry behind its wire's head (the head itself is in the
-    /// port's record) four later, the packet three later, at a switch the route's table entry two later and
-    /// the egress port the packet will likely take one later; for the end of a serialization, the queue's
-    /// head from four events later (none for a FIFO class, whose oldest packet is in the queue's lines,
-    /// net/queue.rs; four for a NIC's own order: its record, the sending flow's, the front of that flow's
-    /// other packets, the record of its turn's last flow). A wire arrival on a port that deferred its end of
-    /// serialization (net/lazy.rs) catches that end up, and the transmitter takes its queue's head, with no event of its own to prefetch for: so from four
-    /// events later, once the port's first line is in, such an arrival walks the queue's chain too (its
-    /// lines, then the head's stages but the last). A host's NIC is caught up the same way when the
-    /// transport pushes its answer (an arrival at the host) or its next pull (NDP's pull pacer, a timer):
-    /// for those, the NIC's port, queue and order three events later (an arrival's port is in by then, and
-    /// says which host; a timer's host record is loaded four later), and if the NIC deferred, its head's
-    /// first two stages after (docs/performance-log.md, change 46).
+    /// Start loading what the coming events of the current bucket will read, one stage of the chain per event
+    /// (engine/prefetch.rs), so that each stage finds in the cache what the one before loaded. Counting from the
+    /// event about to be handled: the port five events later (for a wire arrival its first line alone, what the
+    /// arrival reads; for the end of a serialization its first three and its queue's); for a wire arrival, the
+    /// entry behind its wire's head (the head itself is in the port's record) four later, the packet three later,
+    /// at a switch the route's table entry two later and the egress port the packet will likely take one later;
+    /// for the end of a serialization, the queue's head from four events later (none for a FIFO class, whose
+    /// oldest packet is in the queue's lines, net/queue.rs; four for a NIC's own order: its record, the sending
+    /// flow's, the front of that flow's other packets, the record of its turn's last flow). A wire arrival on a
+    /// port that deferred its end of serialization (net/lazy.rs) catches that end up, and the transmitter takes
+    /// its queue's head, with no event of its own to prefetch for: so from four events later, once the port's
+    /// first line is in, such an arrival walks the transmitter's chain too (the record's next two lines and the
+    /// queue's, then the head's stages but the last; change 49 of docs/performance-log.md). A host's NIC is
+    /// caught up the same way when the transport pushes its answer (an arrival at the host) or its next pull
+    /// (NDP's pull pacer, a timer): for those, the NIC's port, queue and order three events later (an arrival's
+    /// port is in by then, and says which host; a timer's host record is loaded four later), and if the NIC
+    /// deferred, its head's first two stages after (docs/performance-log.md, change 46).
     /// While the working set fits in the last-level cache, at most 32 MiB of it (`deep_prefetch` unset;
     /// `deep_from`), a lighter chain runs, closer to the events: for an arrival or an end of serialization the
     /// port two events ahead, for an arrival the packet (and the wire's entry behind its head) one ahead and
@@ -398,7 +399,7 @@ impl World {
     #[inline(never)]
     fn prefetch_deep(&self) {
         match self.ev.upcoming(4) {
-            Some(Event::WireArrival(p)) => self.net.prefetch_port(p, false),
+            Some(Event::WireArrival(p)) => self.net.prefetch_arrival_port(p),
             Some(Event::TxDone(p)) => self.net.prefetch_port(p, true),
             _ => {}
         }
@@ -407,7 +408,7 @@ impl World {
             Some(Event::WireArrival(p)) => {
                 self.net.prefetch_wire_next(p);
                 if self.net.deferred(p) {
-                    self.net.prefetch_queue_lines(p);
+                    self.net.prefetch_catch_up(p);
                 }
             }
             Some(Event::TxDone(p)) => self.net.prefetch_queue_head(p, 0),
