@@ -121,12 +121,12 @@ impl Threshold {
     }
 }
 
-/// Per-class reservations of a per-port limit, or none: `(reserve, n)` sets `reserve` bytes aside for each of
-/// classes 0..n and shares the rest first come, first served (pFabric §6's commodity priority queues: 225 KB, 15
-/// KB per queue). Packed in 8 bytes (n in the low byte, 0 = none; the reserve above it, below
-/// `ClassReserve::MAX`) so that it sits in the transmitter's line of the record: every admission under a limit
-/// tests it, and in the cold part that test was 5 % of all samples at 5,488 hosts (docs/performance-log.md,
-/// change 43).
+/// Per-class reservations of a per-port limit, or none: `(reserve, n)` sets `reserve` bytes aside for each
+/// of classes 0..n and shares the rest first come, first served (pFabric §6's commodity priority queues:
+/// 225 KB, 15 KB per queue). Packed in 8 bytes (n in the low byte, 0 = none; the reserve above it, below
+/// `ClassReserve::MAX`) so that it sits in the transmitter's line of the record: every admission under a
+/// limit tests it, and in the cold part that test was 5 % of all samples at 5,488 hosts
+/// (docs/performance-log.md, change 43).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ClassReserve(u64);
 
@@ -289,8 +289,8 @@ impl Port {
     pub fn prefetch_arrival(&self) {
         crate::engine::prefetch((self as *const Port).cast::<u8>());
     }
-    /// Start loading the record's second and third lines: the transmitter's, for an arrival that catches up
-    /// the port's deferred end of serialization (after `prefetch_arrival`).
+    /// Start loading the record's second and third lines (the transmitter's fields and the counters), for an
+    /// arrival that catches up the port's deferred end of serialization (after `prefetch_arrival`).
     #[inline(always)]
     pub fn prefetch_transmitter(&self) {
         crate::engine::prefetch_lines((self as *const Port).cast::<u8>().wrapping_add(64), 2);
