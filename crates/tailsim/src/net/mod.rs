@@ -285,12 +285,12 @@ impl Network {
             let cands = self.routes.candidates(s, pkt.dst);
             if let Some(out) = self.switches[s].predicted_egress(self.lb, cands, pkt.hash) {
                 let pt = &self.ports[out.idx()];
-                let lines = queue::lines_through(pkt.class);
-                if lines > self.queue_lines() {
+                let (known, lines) = (self.queue_lines(), queue::lines_through(pkt.class));
+                if lines > known {
                     self.queue_lines.store(lines, std::sync::atomic::Ordering::Relaxed);
                 }
                 pt.prefetch();
-                pt.prefetch_admission(pkt.ect, self.queue_lines() as usize);
+                pt.prefetch_admission(pkt.ect, known.max(lines) as usize);
             }
         }
     }

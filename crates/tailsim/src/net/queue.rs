@@ -53,7 +53,7 @@ const _: () = assert!(std::mem::size_of::<ClassFifo>() == 40);
 /// The queue lines (from the queue's start, the discipline's tag first) that hold FIFO classes 0..=c, at
 /// most three (classes 0–3; the prefetch chain loads no more of a queue).
 pub const fn lines_through(c: u8) -> u8 {
-    let lines = (8 + 40 * (c as usize + 1)).div_ceil(64);
+    let lines = (8 + std::mem::size_of::<ClassFifo>() * (c as usize + 1)).div_ceil(64);
     if lines < 3 {
         lines as u8
     } else {
