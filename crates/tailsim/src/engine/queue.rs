@@ -183,8 +183,9 @@ const WORDS: usize = BUCKETS / 64;
 pub struct EventQueue {
     /// Bucket `b % BUCKETS` holds the events of times in [b, b + 1) << WIDTH_BITS for b in
     /// [cur, cur + BUCKETS): its newest block (NIL = empty) and how many events that block holds (every
-    /// older block of the list is full).
-    head: Vec<Head>,
+    /// older block of the list is full). An array, not a vector: its length is known where a bucket is
+    /// indexed (by time, masked), so no index is tested against it.
+    head: Box<[Head; BUCKETS]>,
     blocks: Vec<Block>,
     /// First free block (NIL: none).
     free: u32,
@@ -311,7 +312,7 @@ const _: () = assert!(std::mem::size_of::<Block>() == 256);
 impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
-            head: vec![Head::EMPTY; BUCKETS],
+            head: Box::new([Head::EMPTY; BUCKETS]),
             blocks: Vec::new(),
             free: NIL,
             full: [0; WORDS],

@@ -39,13 +39,32 @@ impl<T: Copy + Default> Ring<T> {
     fn slot(&self, n: u32) -> usize {
         n as usize & (self.buf.len().wrapping_sub(1))
     }
+    /// Slot `n`'s element, in a ring that has slots (every caller has checked that it holds an element, or
+    /// has grown it to make room for one).
+    ///
+    /// Why unchecked: `buf.len()` is then a power of two, so `n & (len - 1) < len`; but the compiler cannot
+    /// see that `len` is not zero, and tested the index against it at every push and pop, twice a packet-hop
+    /// (the wire and the class queue; docs/performance-log.md, change 50).
+    #[inline(always)]
+    fn at(&self, n: u32) -> &T {
+        debug_assert!(self.buf.len().is_power_of_two());
+        // SAFETY: `buf` is empty or of a power-of-two length (`grow` is the only writer of `buf`, and
+        // `Default` makes it empty), and not empty here (above), so the masked index is below its length.
+        unsafe { self.buf.get_unchecked(self.slot(n)) }
+    }
+    #[inline(always)]
+    fn at_mut(&mut self, n: u32) -> &mut T {
+        debug_assert!(self.buf.len().is_power_of_two());
+        let i = self.slot(n);
+        // SAFETY: as in `at`.
+        unsafe { self.buf.get_unchecked_mut(i) }
+    }
     #[inline(always)]
     pub fn push_back(&mut self, x: T) {
         if self.len() == self.buf.len() {
             self.grow();
         }
-        let i = self.slot(self.tail);
-        self.buf[i] = x;
+        *self.at_mut(self.tail) = x;
         self.tail = self.tail.wrapping_add(1);
     }
     /// Give the ring its first slots if it has none: a queue that keeps its oldest element elsewhere
@@ -62,13 +81,13 @@ impl<T: Copy + Default> Ring<T> {
         if self.is_empty() {
             return None;
         }
-        let x = self.buf[self.slot(self.head)];
+        let x = *self.at(self.head);
         self.head = self.head.wrapping_add(1);
         Some(x)
     }
     #[inline(always)]
     pub fn front(&self) -> Option<&T> {
-        (!self.is_empty()).then(|| &self.buf[self.slot(self.head)])
+        (!self.is_empty()).then(|| self.at(self.head))
     }
     pub fn back(&self) -> Option<&T> {
         (!self.is_empty()).then(|| &self.buf[self.slot(self.tail.wrapping_sub(1))])

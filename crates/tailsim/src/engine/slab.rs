@@ -30,6 +30,12 @@ impl<T> Slab<T> {
         self.live -= 1;
         self.free.push(i);
     }
+    /// Where slot `i` is or would be, for a prefetch hint (engine/prefetch.rs): an address, not tested
+    /// against the slab's length, never to be read through.
+    #[inline(always)]
+    pub fn address(&self, i: u32) -> *const T {
+        self.items.as_ptr().wrapping_add(i as usize)
+    }
     #[inline]
     pub fn try_get(&self, i: u32) -> Option<&T> {
         self.items.get(i as usize)

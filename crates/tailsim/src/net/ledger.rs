@@ -130,12 +130,12 @@ impl Packets {
     /// (net/packet.rs), and with `whole` its second too, for a host's transport.
     #[inline(always)]
     pub fn prefetch(&self, id: PktId, whole: bool) {
-        if let Some(p) = self.slab.try_get(id.0) {
-            let at = (p as *const Packet).cast::<u8>();
-            crate::engine::prefetch(at);
-            if whole {
-                crate::engine::prefetch(at.wrapping_add(64));
-            }
+        // An address only: a hint needs no test of the id against the arena (the chain never asks for
+        // `NONE`'s, and any other id is one of the arena's).
+        let at = self.slab.address(id.0).cast::<u8>();
+        crate::engine::prefetch(at);
+        if whole {
+            crate::engine::prefetch(at.wrapping_add(64));
         }
     }
     #[inline]

@@ -150,7 +150,7 @@ impl Network {
             if queue {
                 pt.prefetch_queue(self.queue_lines() as usize);
             }
-            crate::engine::prefetch(&self.tx_current[p.idx()]);
+            crate::engine::prefetch(self.tx_current.as_ptr().wrapping_add(p.idx()));
         }
     }
     /// Prefetch stages 2 and later for the end of a serialization on `p` (`stage` 0 = the second): the
@@ -175,7 +175,7 @@ impl Network {
     pub fn prefetch_arrival_port(&self, p: PortId) {
         if let Some(pt) = self.ports.get(p.idx()) {
             pt.prefetch_arrival();
-            crate::engine::prefetch(&self.tx_current[p.idx()]);
+            crate::engine::prefetch(self.tx_current.as_ptr().wrapping_add(p.idx()));
         }
     }
     /// For a wire arrival on `p` that will catch up the port's deferred end of serialization: the
@@ -201,8 +201,9 @@ impl Network {
     #[inline(always)]
     pub fn prefetch_wire_packet(&self, p: PortId, pk: &Packets) {
         if let Some(pt) = self.ports.get(p.idx()) {
-            if let Some((_, id)) = pt.wire.head() {
-                pk.prefetch(id, self.is_host(pt.peer));
+            match pt.wire.head() {
+                Some((_, id)) if id != PktId::NONE => pk.prefetch(id, self.is_host(pt.peer)),
+                _ => {}
             }
         }
     }
