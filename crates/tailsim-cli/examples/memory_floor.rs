@@ -70,13 +70,8 @@ fn throughput(lines: usize, rng: &mut XorShift) -> f64 {
     let run = |arena: &mut [u64]| {
         let mut sum = 0u64;
         for i in 0..n {
-            #[cfg(target_arch = "x86_64")]
             if let Some(&j) = idx.get(i + AHEAD) {
-                // SAFETY: a prefetch is a hint; the address lies in the arena.
-                unsafe {
-                    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                    _mm_prefetch::<_MM_HINT_T0>(arena.as_ptr().add(j as usize * LINE_WORDS).cast());
-                }
+                tailsim::engine::prefetch(arena.as_ptr().wrapping_add(j as usize * LINE_WORDS));
             }
             let w = &mut arena[idx[i] as usize * LINE_WORDS];
             sum = sum.wrapping_add(*w);

@@ -40,7 +40,7 @@ impl<T: Copy + Default> Ring<T> {
         n as usize & (self.buf.len().wrapping_sub(1))
     }
     /// Slot `n`'s element, in a ring that has slots (every caller has checked that it holds an element, or
-    /// has grown it to make room for one).
+    /// has grown it to make room for one): the one way the ring reads or writes a slot.
     ///
     /// Why unchecked: `buf.len()` is then a power of two, so `n & (len - 1) < len`; but the compiler cannot
     /// see that `len` is not zero, and tested the index against it at every push and pop, twice a packet-hop
@@ -90,18 +90,17 @@ impl<T: Copy + Default> Ring<T> {
         (!self.is_empty()).then(|| self.at(self.head))
     }
     pub fn back(&self) -> Option<&T> {
-        (!self.is_empty()).then(|| &self.buf[self.slot(self.tail.wrapping_sub(1))])
+        (!self.is_empty()).then(|| self.at(self.tail.wrapping_sub(1)))
     }
     pub fn back_mut(&mut self) -> Option<&mut T> {
         if self.is_empty() {
             return None;
         }
-        let i = self.slot(self.tail.wrapping_sub(1));
-        Some(&mut self.buf[i])
+        Some(self.at_mut(self.tail.wrapping_sub(1)))
     }
     /// Front to back.
     pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
-        (0..self.len() as u32).map(move |k| &self.buf[self.slot(self.head.wrapping_add(k))])
+        (0..self.len() as u32).map(move |k| self.at(self.head.wrapping_add(k)))
     }
 
     /// Double the capacity (at least 4 slots), the slots in order from the buffer's start.
