@@ -324,9 +324,16 @@ pub(crate) fn bench_apart(
         return Ok(None);
     }
     if !out.status.success() {
-        return Err(format!("{what} failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+        return Err(child_failed(what, &out.stderr));
     }
     Ok(Some(String::from_utf8_lossy(&out.stdout).into_owned()))
+}
+
+/// The error of a scenario's process that failed: `what` and its standard error, which it began with
+/// "error: " as this process will (`finish`), so that is said once.
+fn child_failed(what: &str, stderr: &[u8]) -> String {
+    let err = String::from_utf8_lossy(stderr);
+    format!("{what} failed: {}", err.trim().trim_start_matches("error: "))
 }
 
 /// Wait for a scenario's process, polling for Ctrl-C: if the user asks to stop, the child is killed (it
@@ -366,6 +373,15 @@ fn wait_or_stop(mut child: Child, stop_asked: &mut dyn FnMut() -> bool) -> std::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_scenario_process_is_named_and_its_error_said_once() {
+        let e = child_failed("scenario htsim-p2", b"error: htsim-p2: key `stop.time`: expected a duration\n");
+        assert_eq!(e, "scenario htsim-p2 failed: htsim-p2: key `stop.time`: expected a duration");
+        // A panic's message (which has no such prefix) is kept whole.
+        let e = child_failed("scenario x", b"thread 'main' panicked at src/x.rs:1:1:\nboom\n");
+        assert_eq!(e, "scenario x failed: thread 'main' panicked at src/x.rs:1:1:\nboom");
+    }
 
     /// A scenario whose file stopped loading (a renamed key, a removed preset) would only show when someone
     /// benchmarks; every one must load with its default time.

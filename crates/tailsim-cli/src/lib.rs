@@ -178,6 +178,11 @@ pub fn main_with(args: Vec<String>, self_cmd: Vec<String>, stop_asked: &mut dyn 
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
+    if let Cmd::Bench { time, .. } = &cli.cmd {
+        if let Err(e) = bench_time(time) {
+            return finish(Err(e));
+        }
+    }
     let res = match cli.cmd {
         Cmd::Run { config, out, seed, sets, quiet, max_memory, strict, threads, parts } => {
             set_max_memory(max_memory);
@@ -257,6 +262,17 @@ pub fn main_with(args: Vec<String>, self_cmd: Vec<String>, stop_asked: &mut dyn 
         }
     };
     finish(res)
+}
+
+/// `bench --time`: a positive duration, checked before any scenario starts (a scenario's process would
+/// report a bad one as its experiment's `stop.time`, and a zero one would print a row of nothing).
+fn bench_time(time: &Option<String>) -> Result<(), String> {
+    let Some(t) = time else { return Ok(()) };
+    match tailsim::config::units::parse_duration(t) {
+        Ok(d) if d.0 > 0 => Ok(()),
+        Ok(_) => Err(format!("--time: a benchmark needs a simulated time above zero, found \"{t}\"")),
+        Err(e) => Err(format!("--time: {e}")),
+    }
 }
 
 /// A command's exit status, its error printed.

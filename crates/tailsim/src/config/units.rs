@@ -17,9 +17,11 @@ fn exact_decimal(num: &str, scale_pow10: u32) -> Option<u128> {
     if frac.len() as u32 > scale_pow10 {
         return None; // finer than the base unit
     }
-    let int: u128 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    // Digits only by now, so a parse fails only by overflow. Saturate rather than wrap: a value past u128
+    // (or past u64, which every caller checks) must come out too large, never as some smaller number.
+    let int: u128 = if int.is_empty() { 0 } else { int.parse().unwrap_or(u128::MAX) };
     let f: u128 = if frac.is_empty() { 0 } else { frac.parse().ok()? };
-    Some(int * 10u128.pow(scale_pow10) + f * 10u128.pow(scale_pow10 - frac.len() as u32))
+    Some(int.saturating_mul(10u128.pow(scale_pow10)).saturating_add(f * 10u128.pow(scale_pow10 - frac.len() as u32)))
 }
 
 fn split_unit(s: &str) -> (&str, &str) {
@@ -42,8 +44,9 @@ pub fn parse_rate(s: &str) -> Result<BitsPerSec, String> {
         return Err(format!("a rate must be positive, found \"{s}\""));
     }
     match exact_decimal(num, pow) {
-        Some(v) if v > 0 && v <= u64::MAX as u128 => Ok(BitsPerSec(v as u64)),
-        Some(_) => Err(format!("a rate must be positive, found \"{s}\"")),
+        Some(0) => Err(format!("a rate must be positive, found \"{s}\"")),
+        Some(v) if v <= u64::MAX as u128 => Ok(BitsPerSec(v as u64)),
+        Some(_) => Err(format!("a rate must be below 2^64 bps (18.4 Ebps), found \"{s}\"")),
         None => Err(format!("expected a rate like \"10Gbps\", found \"{s}\"")),
     }
 }
@@ -64,7 +67,8 @@ pub fn parse_duration(s: &str) -> Result<Time, String> {
     }
     match exact_decimal(num, pow) {
         Some(v) if v <= u64::MAX as u128 => Ok(Time(v as u64)),
-        _ => Err(format!("expected a duration like \"2.5us\" with at most picosecond precision, found \"{s}\"")),
+        Some(_) => Err(format!("a duration must be below 2^64 ps (213 days), found \"{s}\"")),
+        None => Err(format!("expected a duration like \"2.5us\" with at most picosecond precision, found \"{s}\"")),
     }
 }
 
@@ -88,8 +92,11 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         return Err(format!("a size cannot be negative, found \"{s}\""));
     }
     match exact_decimal(num, pow10) {
-        Some(v) if v * mult <= u64::MAX as u128 => Ok((v * mult) as u64),
-        _ => Err(format!("expected a whole number of bytes, found \"{s}\"")),
+        Some(v) => match v.checked_mul(mult) {
+            Some(b) if b <= u64::MAX as u128 => Ok(b as u64),
+            _ => Err(format!("a size must be below 2^64 bytes (16 EiB), found \"{s}\"")),
+        },
+        None => Err(format!("expected a whole number of bytes, found \"{s}\"")),
     }
 }
 
@@ -172,5 +179,34 @@ mod tests {
         assert!(parse_duration("0.0001ps").is_err());
         assert!(parse_size("1.5B").is_err());
         assert!(parse_size("-3KB").unwrap_err().contains("negative"));
+    }
+    /// Values too large for their unit are refused as too large, at every size past the limit: never wrapped
+    /// into a smaller number that passes, never called imprecise.
+    #[test]
+    fn values_past_the_limit_are_too_large() {
+        assert_eq!(parse_duration("18446744073709551615ps").unwrap(), Time(u64::MAX));
+        assert_eq!(parse_size("18446744073709551615").unwrap(), u64::MAX);
+        assert_eq!(parse_rate("18446744073709551615bps").unwrap(), BitsPerSec(u64::MAX));
+        let huge = "340282366920938463463374607431768211455"; // u128::MAX
+        let past = "3402823669209384634633746074317682114550"; // past u128
+        for n in ["18446744073709551616", "18446744073709551617", huge, past] {
+            assert!(parse_duration(&format!("{n}ps")).unwrap_err().contains("below 2^64 ps"), "{n}");
+            assert!(parse_size(n).unwrap_err().contains("below 2^64 bytes"), "{n}");
+            assert!(parse_rate(&format!("{n}bps")).unwrap_err().contains("below 2^64 bps"), "{n}");
+        }
+        // Scaled by the unit: past the limit only after the multiplication.
+        for (n, u) in [(huge, "s"), (huge, "GiB"), ("18446744073709551616", "KiB"), ("99999999999", "s")] {
+            let s = format!("{n}{u}");
+            let e = if u == "s" { parse_duration(&s).unwrap_err() } else { parse_size(&s).unwrap_err() };
+            assert!(e.contains("below 2^64"), "{s}: {e}");
+        }
+        assert!(parse_rate(&format!("{huge}Tbps")).unwrap_err().contains("below 2^64 bps"));
+        // Numbers whose product with the unit wraps past 2^128 to a small value (0.57 s, 0.23 s, 0.23 GB):
+        // arithmetic that wrapped would accept them.
+        assert!(parse_duration("340282366920938463463374608s").unwrap_err().contains("below 2^64 ps"));
+        assert!(parse_duration("340282366920938463463374607432ms").unwrap_err().contains("below 2^64 ps"));
+        assert!(parse_size("340282366920938463463374607432GB").unwrap_err().contains("below 2^64 bytes"));
+        assert!(parse_size("17179869184GiB").unwrap_err().contains("below 2^64 bytes"));
+        assert_eq!(parse_size("17179869183GiB").unwrap(), 17179869183 << 30);
     }
 }
