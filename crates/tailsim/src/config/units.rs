@@ -143,9 +143,11 @@ fn parse_buffer(s: &str) -> Result<Option<u64>, String> {
     if s.trim() == "unlimited" {
         Ok(None)
     } else {
-        parse_size(s)
-            .map(Some)
-            .map_err(|_| format!("expected a size like \"225KB\", a byte count, or \"unlimited\", found \"{s}\""))
+        // A size too large keeps its own reason; anything else was perhaps not meant as a size at all.
+        parse_size(s).map(Some).map_err(|e| match e.contains("below 2^64") {
+            true => e,
+            false => format!("expected a size like \"225KB\", a byte count, or \"unlimited\", found \"{s}\""),
+        })
     }
 }
 unit_value!(BufferValue, Option<u64>, parse_buffer, "a size such as \"225KB\" or \"unlimited\"");

@@ -306,6 +306,8 @@ pub(super) fn generator(
             let Sizes::Fixed(size) = sizes(c, w, &key)? else {
                 return Err(c.err(&k("cdf"), "a permutation round needs a fixed `size`"));
             };
+            let n = hosts as f64;
+            limits::check_flows(c, (&key, &k("size")), n, n * size.div_ceil(fr.mss) as f64, Some(size), host_rate)?;
             let perm = Generator::derangement(hosts, &mut Rng::new(seed, "workload-permutation", i as u64));
             let flows = perm
                 .iter()
