@@ -692,6 +692,13 @@ pub fn build(src: &Source, cfg: ExperimentConfig, resolved: toml::Table) -> R<Ex
         .map(|(i, w)| super::workload::generator(&c, w, i, cfg.seed, hosts, host_rate, fr))
         .collect::<R<Vec<_>>>()?;
     super::paths::pin_traces(&c, &mut generators, &mut net)?;
+    // Background flows fill the time the other workloads take (docs/config.md): alone, nothing ends them.
+    if !c.stopped && cfg.workload.iter().all(|w| w.kind.as_deref() == Some("background")) {
+        return Err(c.err(
+            "workload[0].kind",
+            "background flows alone never end: add a workload that does, or set `stop.time` or `stop.max_events`",
+        ));
+    }
     let cbr = cfg
         .workload
         .iter()

@@ -2,11 +2,13 @@
 //! sets, rates, shapes, each checked with the key that is wrong.
 
 use super::build::{Ctx, R};
+use super::limits;
 use super::schema::WorkloadCfg;
 use crate::engine::Rng;
+use crate::metrics::Framing;
 use crate::traffic::jobs::{BackgroundGen, JobGen, Shape};
 use crate::traffic::{Generator, Sizes};
-use crate::units::Time;
+use crate::units::{BitsPerSec, Time};
 
 /// A set of hosts: a list of host numbers and "a-b" ranges (inclusive), "all", or "random:N" (N hosts drawn
 /// with the run's seed from those not in `exclude`). Sorted, without duplicates.
@@ -117,6 +119,7 @@ pub(super) fn workflows(
     seed: u64,
     hosts: u32,
     sizes: Sizes,
+    (fr, host_rate): (Framing, BitsPerSec),
 ) -> R<Generator> {
     let k = |f: &str| format!("{key}.{f}");
     let rate = c.need(&w.rate, &k("rate"), "retrievals (or workflows) per second per client")?;
@@ -199,6 +202,7 @@ pub(super) fn workflows(
         return Err(c.err(&k("request"), "a request must have at least 1 byte"));
     }
     let start = w.start.map_or(Time::ZERO, |d| d.0);
+    check_amount(c, w, key, (rate, clients.len()), &shape, &sizes, (fr.mss, host_rate))?;
     let mut gap_rng = Rng::new(seed, "workload-gaps", i as u64);
     let mean_gap_ps = 1e12 / (rate * clients.len() as f64);
     let first = start.0 as f64 + gap_rng.exp(mean_gap_ps);
@@ -216,6 +220,41 @@ pub(super) fn workflows(
         pick_rng: Rng::new(seed, "workload-pairs", i as u64),
         size_rng: Rng::new(seed, "workload-sizes", i as u64),
     })))
+}
+
+/// What retrievals or workflows amount to, for `limits::check_flows`: the arrivals (`count`, or `rate` per
+/// client over [`start`, `until`), the fewer if both), each a number of retrievals of a request and a
+/// response. Estimates, as the other workloads' (the packets in all, the largest response).
+fn check_amount(
+    c: &Ctx,
+    w: &WorkloadCfg,
+    key: &str,
+    (rate, clients): (f64, usize),
+    shape: &Shape,
+    sizes: &Sizes,
+    (mss, host_rate): (u64, BitsPerSec),
+) -> R<()> {
+    let start = w.start.map_or(0.0, |d| d.0 .0 as f64);
+    let by_time = w.until.map(|u| rate * clients as f64 * (u.0 .0 as f64 - start).max(0.0) * 1e-12);
+    let arrivals = match (w.count.map(|n| n as f64), by_time) {
+        (Some(n), Some(t)) => n.min(t),
+        (n, t) => n.or(t).unwrap_or(0.0),
+    };
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let (resp_bytes, resp_pkts) = sizes.means(mss);
+    let req_pkts = w.request.map_or(10, |s| s.0).div_ceil(mss) as f64;
+    let retrievals = match shape {
+        Shape::Single => 1.0,
+        Shape::Sequential { parts } => *parts as f64,
+        Shape::PartitionAggregate { fanouts } => mean(&fanouts.iter().map(|&f| f as f64).collect::<Vec<_>>()),
+        Shape::PartitionTotal { totals } => {
+            (mean(&totals.iter().map(|&t| t as f64).collect::<Vec<_>>()) / resp_bytes.max(1.0)).round().max(1.0)
+        }
+    };
+    let flows = 2.0 * arrivals * retrievals;
+    let packets = arrivals * retrievals * (req_pkts + resp_pkts);
+    let which = if w.count.is_some() { format!("{key}.count") } else { format!("{key}.until") };
+    limits::check_flows(c, (&which, &which), flows, packets, Some(sizes.max_bytes()), host_rate)
 }
 
 /// `kind = "background"`: closed-loop flows from every source.

@@ -358,7 +358,9 @@ pub(super) fn generator(
             flows.sort_by_key(|f| f.start_ps); // stable: file order among equal starts
             Ok(Generator::List { flows, pins: Vec::new(), next: 0 })
         }
-        "retrieval" | "workflow" => super::jobs::workflows(c, w, &key, &kind, i, seed, hosts, sizes(c, w, &key)?),
+        "retrieval" | "workflow" => {
+            super::jobs::workflows(c, w, &key, &kind, i, seed, hosts, sizes(c, w, &key)?, (fr, host_rate))
+        }
         "background" => super::jobs::background(c, w, &key, i, seed, hosts, sizes(c, w, &key)?),
         // Raw packets, sent by the `Cbr` mechanism (`cbr_sources`); no flows to generate.
         "cbr" => Ok(Generator::List { flows: Vec::new(), pins: Vec::new(), next: 0 }),
