@@ -203,7 +203,7 @@ mod tests {
             assert!(e.contains("below 2^64"), "{s}: {e}");
         }
         assert!(parse_rate(&format!("{huge}Tbps")).unwrap_err().contains("below 2^64 bps"));
-        // Numbers whose product with the unit wraps past 2^128 to a small value (0.57 s, 0.23 s, 0.23 GB):
+        // Numbers whose product with the unit wraps past 2^128 to a small value (0.57 s, 0.23 ms, 0.23 GB):
         // arithmetic that wrapped would accept them.
         assert!(parse_duration("340282366920938463463374608s").unwrap_err().contains("below 2^64 ps"));
         assert!(parse_duration("340282366920938463463374607432ms").unwrap_err().contains("below 2^64 ps"));
