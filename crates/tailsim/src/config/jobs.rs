@@ -202,7 +202,8 @@ pub(super) fn workflows(
         return Err(c.err(&k("request"), "a request must have at least 1 byte"));
     }
     let start = w.start.map_or(Time::ZERO, |d| d.0);
-    check_amount(c, w, key, (rate, clients.len()), &shape, &sizes, (fr.mss, host_rate))?;
+    let request = w.request.map_or(10, |s| s.0);
+    check_amount(c, w, key, (rate, clients.len(), start), &shape, &sizes, (request, fr.mss, host_rate))?;
     let mut gap_rng = Rng::new(seed, "workload-gaps", i as u64);
     let mean_gap_ps = 1e12 / (rate * clients.len() as f64);
     let first = start.0 as f64 + gap_rng.exp(mean_gap_ps);
@@ -210,7 +211,7 @@ pub(super) fn workflows(
         clients,
         servers,
         shape,
-        request: w.request.map_or(10, |s| s.0),
+        request,
         sizes,
         mean_gap_ps,
         next_at: first,
@@ -224,31 +225,31 @@ pub(super) fn workflows(
 
 /// What retrievals or workflows amount to, for `limits::check_flows`: the arrivals (`count`, or `rate` per
 /// client over [`start`, `until`), the fewer if both), each a number of retrievals of a request and a
-/// response. Estimates, as the other workloads' (the packets in all, the largest response).
+/// response. Estimates, as the other workloads' (the packets in all, the largest response). The shape's
+/// lists are not empty (checked above).
 fn check_amount(
     c: &Ctx,
     w: &WorkloadCfg,
     key: &str,
-    (rate, clients): (f64, usize),
+    (rate, clients, start): (f64, usize, Time),
     shape: &Shape,
     sizes: &Sizes,
-    (mss, host_rate): (u64, BitsPerSec),
+    (request, mss, host_rate): (u64, u64, BitsPerSec),
 ) -> R<()> {
-    let start = w.start.map_or(0.0, |d| d.0 .0 as f64);
-    let by_time = w.until.map(|u| rate * clients as f64 * (u.0 .0 as f64 - start).max(0.0) * 1e-12);
+    let by_time = w.until.map(|u| rate * clients as f64 * u.0 .0.saturating_sub(start.0) as f64 * 1e-12);
     let arrivals = match (w.count.map(|n| n as f64), by_time) {
         (Some(n), Some(t)) => n.min(t),
         (n, t) => n.or(t).unwrap_or(0.0),
     };
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
     let (resp_bytes, resp_pkts) = sizes.means(mss);
-    let req_pkts = w.request.map_or(10, |s| s.0).div_ceil(mss) as f64;
+    let req_pkts = request.div_ceil(mss) as f64;
     let retrievals = match shape {
         Shape::Single => 1.0,
         Shape::Sequential { parts } => *parts as f64,
-        Shape::PartitionAggregate { fanouts } => mean(&fanouts.iter().map(|&f| f as f64).collect::<Vec<_>>()),
+        Shape::PartitionAggregate { fanouts } => fanouts.iter().map(|&f| f as f64).sum::<f64>() / fanouts.len() as f64,
         Shape::PartitionTotal { totals } => {
-            (mean(&totals.iter().map(|&t| t as f64).collect::<Vec<_>>()) / resp_bytes.max(1.0)).round().max(1.0)
+            let mean_total = totals.iter().map(|&t| t as f64).sum::<f64>() / totals.len() as f64;
+            (mean_total / resp_bytes.max(1.0)).round().max(1.0)
         }
     };
     let flows = 2.0 * arrivals * retrievals;

@@ -72,6 +72,9 @@ pub fn parse_duration(s: &str) -> Result<Time, String> {
     }
 }
 
+/// How `parse_size` refuses a size past u64, which `parse_buffer` passes on as it is.
+const SIZE_TOO_LARGE: &str = "a size must be below 2^64 bytes (16 EiB)";
+
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let (num, unit) = split_unit(s);
     let (pow10, mult) = match unit {
@@ -94,7 +97,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     match exact_decimal(num, pow10) {
         Some(v) => match v.checked_mul(mult) {
             Some(b) if b <= u64::MAX as u128 => Ok(b as u64),
-            _ => Err(format!("a size must be below 2^64 bytes (16 EiB), found \"{s}\"")),
+            _ => Err(format!("{SIZE_TOO_LARGE}, found \"{s}\"")),
         },
         None => Err(format!("expected a whole number of bytes, found \"{s}\"")),
     }
@@ -144,7 +147,7 @@ fn parse_buffer(s: &str) -> Result<Option<u64>, String> {
         Ok(None)
     } else {
         // A size too large keeps its own reason; anything else was perhaps not meant as a size at all.
-        parse_size(s).map(Some).map_err(|e| match e.contains("below 2^64") {
+        parse_size(s).map(Some).map_err(|e| match e.starts_with(SIZE_TOO_LARGE) {
             true => e,
             false => format!("expected a size like \"225KB\", a byte count, or \"unlimited\", found \"{s}\""),
         })
