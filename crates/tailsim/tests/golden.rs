@@ -160,7 +160,7 @@ const MECHANISM_SCENARIOS: &[(&str, &[&str])] = &[
 
 #[test]
 fn prefetching_the_whole_chain_changes_no_result() {
-    // The deep prefetch stages (sim/mod.rs, `prefetch_ahead`) only run past the last-level cache's size (at most 32 MiB) in
+    // The deep prefetch stages (sim/ahead.rs, `prefetch_ahead`) only run past the last-level cache's size (at most 32 MiB) in
     // ordinary runs; here from the first event, on every golden scenario (against the committed outputs)
     // and on each switch mechanism (against the same run without them).
     let mut failures = vec![];

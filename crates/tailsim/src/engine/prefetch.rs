@@ -42,7 +42,7 @@ pub fn last_level_cache_bytes() -> usize {
 /// The largest last-level cache the deep prefetch stages trust (`deep_prefetch_from`).
 const DEEP_PREFETCH_CAP: usize = 32 << 20;
 
-/// The working set beyond which the run loop prefetches a packet-hop's whole chain (sim/mod.rs,
+/// The working set beyond which the run loop prefetches a packet-hop's whole chain (sim/ahead.rs,
 /// `prefetch_ahead`): the last-level cache as Linux reports it, but never more than 32 MiB.
 ///
 /// Why the cap: what counts is how much of that cache one simulating thread gets at a cache's latency, and a

@@ -78,7 +78,7 @@ struct Near {
 /// How many buckets after the one being served its last events may look ahead into (`look_ahead`).
 const AHEAD: u64 = 3;
 /// With this many events left to serve after the next one, `look_ahead` takes the next bucket: the deep
-/// prefetch looks five events past the next one (sim/mod.rs, `prefetch_deep`).
+/// prefetch looks five events past the next one (sim/ahead.rs, `prefetch_deep`).
 const LOOK: usize = 5;
 /// Buckets of fewer events than this (sparse traffic) are not looked past: there the look-ahead costs more
 /// than the prefetch it allows. Measured (docs/performance-log.md, change 37): `pfabric-websearch-dctcp`
