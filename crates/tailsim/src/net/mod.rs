@@ -11,7 +11,8 @@
 //! | switch | `switch.rs` | ingress: routing, load balancing (hook `INGRESS`) → forwarding delay → egress queue |
 //!
 //! This file holds the network's parts, their construction, the holders of live packets (for the ledger),
-//! mechanism installation and the outbox's drain. Mechanisms (`mech/`) act only through the hooks
+//! mechanism installation and the outbox's drain; `prefetch.rs`, where the run loop's prefetch chain finds
+//! a coming event's records (sim/ahead.rs). Mechanisms (`mech/`) act only through the hooks
 //! (`hooks.rs`); every packet is accounted for by the ledger (`ledger.rs`).
 
 pub mod egress;
