@@ -4,6 +4,8 @@
 
 use super::World;
 use crate::engine::{Event, TimerKind};
+use crate::net::{Network, Packets};
+use crate::units::PortId;
 
 impl World {
     /// Start loading what the coming events of the current bucket will read, one stage of the chain per event
@@ -73,40 +75,28 @@ impl World {
             Some(Event::TxDone(p)) => self.net.prefetch_queue_head(p, 0),
             _ => {}
         }
-        match self.ev.upcoming(2) {
-            Some(Event::Timer(h, _, TimerKind::RxPacer)) => self.net.prefetch_host_sending(h.0 as usize, 1),
+        self.deep_stage(2, 0, |net, p, pk| net.prefetch_wire_packet(p, pk));
+        self.deep_stage(1, 1, |net, p, pk| net.prefetch_route(p, pk));
+        self.deep_stage(0, 2, |net, p, pk| net.prefetch_egress(p, pk));
+    }
+
+    /// The stages that the events `k` places after the next one share, at depth `s` (0 for `k` = 2, the
+    /// stage after the port's line and the wire's next entry): an arrival's own step (`arrival`: its packet,
+    /// its route's entry, its egress port), then its host's NIC stage `s` and, if its port deferred an end
+    /// of serialization, the queue head's stage `s`; a pull pacer's stage `s + 1` (its host's record was
+    /// stage 0); an end of serialization's queue head, stage `s + 1`.
+    #[inline(always)]
+    fn deep_stage(&self, k: usize, s: u8, arrival: fn(&Network, PortId, &Packets)) {
+        match self.ev.upcoming(k) {
+            Some(Event::Timer(h, _, TimerKind::RxPacer)) => self.net.prefetch_host_sending(h.0 as usize, s + 1),
             Some(Event::WireArrival(p)) => {
-                self.net.prefetch_wire_packet(p, &self.pk);
-                self.net.prefetch_arrival_nic(p, 0);
+                arrival(&self.net, p, &self.pk);
+                self.net.prefetch_arrival_nic(p, s);
                 if self.net.deferred(p) {
-                    self.net.prefetch_queue_head(p, 0);
+                    self.net.prefetch_queue_head(p, s);
                 }
             }
-            Some(Event::TxDone(p)) => self.net.prefetch_queue_head(p, 1),
-            _ => {}
-        }
-        match self.ev.upcoming(1) {
-            Some(Event::Timer(h, _, TimerKind::RxPacer)) => self.net.prefetch_host_sending(h.0 as usize, 2),
-            Some(Event::WireArrival(p)) => {
-                self.net.prefetch_route(p, &self.pk);
-                self.net.prefetch_arrival_nic(p, 1);
-                if self.net.deferred(p) {
-                    self.net.prefetch_queue_head(p, 1);
-                }
-            }
-            Some(Event::TxDone(p)) => self.net.prefetch_queue_head(p, 2),
-            _ => {}
-        }
-        match self.ev.upcoming(0) {
-            Some(Event::Timer(h, _, TimerKind::RxPacer)) => self.net.prefetch_host_sending(h.0 as usize, 3),
-            Some(Event::WireArrival(p)) => {
-                self.net.prefetch_egress(p, &self.pk);
-                self.net.prefetch_arrival_nic(p, 2);
-                if self.net.deferred(p) {
-                    self.net.prefetch_queue_head(p, 2);
-                }
-            }
-            Some(Event::TxDone(p)) => self.net.prefetch_queue_head(p, 3),
+            Some(Event::TxDone(p)) => self.net.prefetch_queue_head(p, s + 1),
             _ => {}
         }
     }
